@@ -1,0 +1,12 @@
+import type { MetaStore } from '../src/store/index.js';
+import type { ChunkIndex } from '../src/index/types.js';
+import type { BlobStore } from '../src/blobs/types.js';
+import type { ModelClients } from '../src/services/model-clients.js';
+
+/** What activities may touch: the ports, never concrete implementations. */
+export interface ActivityDeps {
+  store: MetaStore;
+  index: ChunkIndex;
+  blobs: BlobStore;
+  models: ModelClients;
+}

@@ -1,0 +1,15 @@
+import type { ActivityDeps } from './deps.js';
+import { datasetActivities } from './datasets.js';
+import { parseActivities } from './parse.js';
+
+export type { ActivityDeps } from './deps.js';
+
+/** All activity implementations, bound to the service's dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...datasetActivities(deps),
+    ...parseActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

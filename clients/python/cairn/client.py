@@ -1,0 +1,301 @@
+"""The top-level client: HTTP transport and the operations that are not on a resource object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+
+from .errors import CairnError
+
+__all__ = ["Client", "RAGFlow"]
+
+
+class Client:
+    """Client of a Cairn service (RAGFlow-compatible).
+
+    ``Client(api_key, base_url="http://127.0.0.1:9380", version="v1")``; every call goes to
+    ``{base_url}/api/{version}`` with ``Authorization: Bearer <api_key>``. Every failure raises
+    :class:`~cairn.CairnError` with the envelope's ``code`` and ``message``.
+
+    ``timeout`` (seconds, default none) applies to every request except streamed answers' reads.
+    """
+
+    def __init__(self, api_key: str, base_url: str = "http://127.0.0.1:9380", version: str = "v1", timeout: float | None = None):
+        base_url = base_url.strip().rstrip("/")
+        if "://" not in base_url:
+            base_url = "http://" + base_url
+        self.user_key = api_key
+        self.base_url = base_url
+        self.api_url = f"{base_url}/api/{version}"
+        self.authorization_header = {"Authorization": f"Bearer {api_key}"}
+        self.timeout = timeout
+        self._http = requests.Session()
+
+    # ------------------------------------------------------------------ transport (RAGFlow names)
+    def post(self, path: str, json: Any = None, stream: bool = False, files: Any = None, data: Any = None) -> requests.Response:
+        return self._send("POST", path, json=json, stream=stream, files=files, data=data)
+
+    def get(self, path: str, params: dict[str, Any] | None = None, json: Any = None, stream: bool = False) -> requests.Response:
+        return self._send("GET", path, params=params, json=json, stream=stream)
+
+    def delete(self, path: str, json: Any = None) -> requests.Response:
+        return self._send("DELETE", path, json=json)
+
+    def put(self, path: str, json: Any = None) -> requests.Response:
+        return self._send("PUT", path, json=json)
+
+    def patch(self, path: str, json: Any = None) -> requests.Response:
+        return self._send("PATCH", path, json=json)
+
+    def _send(self, method: str, path: str, *, params: dict[str, Any] | None = None, json: Any = None,
+              stream: bool = False, files: Any = None, data: Any = None) -> requests.Response:
+        return self._http.request(
+            method,
+            self.api_url + path,
+            params=_query(params),
+            json=json,
+            files=files,
+            data=data,
+            headers=self.authorization_header,
+            stream=stream,
+            timeout=self.timeout,
+        )
+
+    # ------------------------------------------------------------------ envelope
+    def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """Sends a request and returns the success envelope; raises CairnError otherwise."""
+        return check(self._send(method, path, **kwargs))
+
+    # ------------------------------------------------------------------ datasets
+    def create_dataset(self, name: str, avatar: str | None = None, description: str | None = None,
+                       embedding_model: str | None = None, permission: str = "me", chunk_method: str = "naive",
+                       parser_config: Any = None, auto_metadata_config: dict | None = None) -> "DataSet":
+        body = _drop_none({
+            "name": name,
+            "avatar": avatar,
+            "description": description,
+            "embedding_model": embedding_model,
+            "permission": permission,
+            "chunk_method": chunk_method,
+            "parser_config": _plain(parser_config),
+            "auto_metadata_config": auto_metadata_config,
+        })
+        return DataSet(self, self._call("POST", "/datasets", json=body)["data"])
+
+    def delete_datasets(self, ids: list[str] | None = None, delete_all: bool = False) -> None:
+        self._call("DELETE", "/datasets", json={"ids": ids, "delete_all": delete_all})
+
+    def list_datasets(self, page: int = 1, page_size: int = 30, orderby: str = "create_time", desc: bool = True,
+                      id: str | None = None, ids: list[str] | None = None, name: str | None = None,
+                      include_parsing_status: bool = False, keywords: str | None = None) -> list["DataSet"]:
+        params = {
+            "page": page, "page_size": page_size, "orderby": orderby, "desc": desc,
+            "id": id, "ids": ids, "name": name, "keywords": keywords,
+            "include_parsing_status": include_parsing_status or None,
+        }
+        data = self._call("GET", "/datasets", params=params).get("data") or []
+        return [DataSet(self, d) for d in _items(data, "datasets")]
+
+    def get_dataset(self, name: str) -> "DataSet":
+        found = self.list_datasets(name=name)
+        if found:
+            return found[0]
+        raise CairnError(f"Dataset {name} not found", code=404)
+
+    # ------------------------------------------------------------------ retrieval
+    def retrieve(self, dataset_ids: list[str], document_ids: list[str] | None = None, question: str = "",
+                 page: int = 1, page_size: int = 30, similarity_threshold: float = 0.2,
+                 vector_similarity_weight: float = 0.3, top_k: int = 1024, rerank_id: str | None = None,
+                 keyword: bool = False, cross_languages: list[str] | None = None,
+                 metadata_condition: dict | None = None, use_kg: bool = False, toc_enhance: bool = False) -> list["Chunk"]:
+        body = _drop_none({
+            "dataset_ids": dataset_ids,
+            "document_ids": document_ids,
+            "question": question,
+            "page": page,
+            "page_size": page_size,
+            "similarity_threshold": similarity_threshold,
+            "vector_similarity_weight": vector_similarity_weight,
+            "top_k": top_k,
+            "rerank_id": rerank_id,
+            "keyword": keyword,
+            "cross_languages": cross_languages,
+            "metadata_condition": metadata_condition,
+            # RAGFlow-only switches: sent only when asked for.
+            "use_kg": use_kg or None,
+            "toc_enhance": toc_enhance or None,
+        })
+        data = self._call("POST", "/retrieval", json=body).get("data") or {}
+        return [Chunk(self, c) for c in _items(data, "chunks")]
+
+    # ------------------------------------------------------------------ chat assistants
+    def create_chat(self, name: str, icon: str = "", dataset_ids: list[str] | None = None, llm_id: str | None = None,
+                    llm_setting: dict | None = None, prompt_config: dict | None = None, **kwargs: Any) -> "Chat":
+        body: dict[str, Any] = {"name": name, "icon": icon, "dataset_ids": list(dataset_ids or [])}
+        body.update(_drop_none({"llm_id": llm_id, "llm_setting": _plain(llm_setting), "prompt_config": _plain(prompt_config)}))
+        body.update({k: _plain(v) for k, v in kwargs.items()})
+        return Chat(self, self._call("POST", "/chats", json=body)["data"])
+
+    def get_chat(self, chat_id: str) -> "Chat":
+        return Chat(self, self._call("GET", f"/chats/{chat_id}")["data"])
+
+    def delete_chats(self, ids: list[str] | None = None, delete_all: bool = False) -> None:
+        self._call("DELETE", "/chats", json={"ids": ids, "delete_all": delete_all})
+
+    def list_chats(self, page: int = 1, page_size: int = 30, orderby: str = "create_time", desc: bool = True,
+                   id: str | None = None, name: str | None = None, keywords: str | None = None,
+                   owner_ids: str | list[str] | None = None, parser_id: str | None = None) -> list["Chat"]:
+        params = {
+            "page": page, "page_size": page_size, "orderby": orderby, "desc": desc,
+            "id": id, "name": name, "keywords": keywords, "owner_ids": owner_ids, "parser_id": parser_id,
+        }
+        data = self._call("GET", "/chats", params=params).get("data") or []
+        return [Chat(self, c) for c in _items(data, "chats")]
+
+    # ------------------------------------------------------------------ agents
+    def list_agents(self, page: int = 1, page_size: int = 30, orderby: str = "update_time", desc: bool = True,
+                    id: str | None = None, title: str | None = None) -> list["Agent"]:
+        params = {"page": page, "page_size": page_size, "orderby": orderby, "desc": desc, "id": id, "title": title}
+        data = self._call("GET", "/agents", params=params).get("data") or []
+        return [Agent(self, a) for a in _items(data, "canvas", "agents")]
+
+    def get_agent(self, agent_id: str) -> "Agent":
+        return Agent(self, self._call("GET", f"/agents/{agent_id}")["data"])
+
+    def create_agent(self, title: str, dsl: dict, description: str | None = None, canvas_type: str | None = None) -> None:
+        body = _drop_none({"title": title, "dsl": dsl, "description": description, "canvas_type": canvas_type})
+        self._call("POST", "/agents", json=body)
+
+    def update_agent(self, agent_id: str, title: str | None = None, description: str | None = None,
+                     dsl: dict | None = None, canvas_type: str | None = None) -> None:
+        body = _drop_none({"title": title, "description": description, "dsl": dsl, "canvas_type": canvas_type})
+        self._call("PUT", f"/agents/{agent_id}", json=body)
+
+    def delete_agent(self, agent_id: str) -> None:
+        self._call("DELETE", f"/agents/{agent_id}", json={})
+
+    # ------------------------------------------------------------------ memories
+    def create_memory(self, name: str, memory_type: list[str], embd_id: str, llm_id: str) -> "Memory":
+        body = {"name": name, "memory_type": memory_type, "embd_id": embd_id, "llm_id": llm_id}
+        return Memory(self, self._call("POST", "/memories", json=body)["data"])
+
+    def list_memory(self, page: int = 1, page_size: int = 50, tenant_id: str | list[str] | None = None,
+                    memory_type: str | list[str] | None = None, storage_type: str | None = None,
+                    keywords: str | None = None) -> dict[str, Any]:
+        params = {
+            "page": page, "page_size": page_size, "tenant_id": tenant_id, "memory_type": memory_type,
+            "storage_type": storage_type, "keywords": keywords,
+        }
+        data = self._call("GET", "/memories", params=params).get("data") or {}
+        items = _items(data, "memory_list")
+        total = data.get("total_count", len(items)) if isinstance(data, dict) else len(items)
+        return {"memory_list": [Memory(self, m) for m in items], "total_count": total}
+
+    def delete_memory(self, memory_id: str) -> None:
+        self._call("DELETE", f"/memories/{memory_id}", json={})
+
+    def add_message(self, memory_id: list[str], agent_id: str, session_id: str, user_input: str,
+                    agent_response: str, user_id: str = "") -> Any:
+        body = {
+            "memory_id": memory_id, "agent_id": agent_id, "session_id": session_id,
+            "user_input": user_input, "agent_response": agent_response, "user_id": user_id,
+        }
+        res = self._call("POST", "/messages", json=body)
+        return res.get("message", res.get("data"))
+
+    def search_message(self, query: str, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
+                       user_id: str | None = None, similarity_threshold: float = 0.2,
+                       keywords_similarity_weight: float = 0.7, top_n: int = 10) -> list[dict]:
+        params = {
+            "query": query, "memory_id": memory_id, "agent_id": agent_id, "session_id": session_id, "user_id": user_id,
+            "similarity_threshold": similarity_threshold, "keywords_similarity_weight": keywords_similarity_weight,
+            "top_n": top_n,
+        }
+        return self._call("GET", "/messages/search", params=params).get("data")
+
+    def get_recent_messages(self, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
+                            limit: int = 10) -> list[dict]:
+        params = {"memory_id": memory_id, "agent_id": agent_id, "session_id": session_id, "limit": limit}
+        return self._call("GET", "/messages", params=params).get("data")
+
+
+RAGFlow = Client
+"""Alias, so code written for ``ragflow_sdk`` runs with only the import changed."""
+
+
+# ---------------------------------------------------------------------- helpers shared by the modules
+def check(res: requests.Response) -> dict[str, Any]:
+    """The parsed success envelope of a response; raises CairnError for an error envelope or a non-JSON reply."""
+    try:
+        body = res.json()
+    except ValueError:
+        text = (res.text or "").strip()
+        raise CairnError(f"HTTP {res.status_code}: {text[:300] or res.reason or 'no body'}", code=res.status_code,
+                         status=res.status_code) from None
+    if not isinstance(body, dict):
+        if res.status_code >= 400:
+            raise CairnError(f"HTTP {res.status_code}: {body!r}", code=res.status_code, status=res.status_code)
+        return {"code": 0, "data": body}
+    code = body.get("code")
+    if code is None and res.status_code < 400:
+        return body
+    if code != 0:
+        raise error_from(body, res.status_code)
+    return body
+
+
+def error_from(body: dict[str, Any], status: int | None = None) -> CairnError:
+    code = body.get("code")
+    if not isinstance(code, int):
+        code = status
+    message = body.get("message")
+    if not isinstance(message, str) or not message:
+        message = str(message) if message not in (None, "") else "Error"
+    return CairnError(message, code=code, data=body.get("data"), status=status)
+
+
+def _query(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Query parameters: None dropped, booleans as true/false, lists repeated."""
+    if params is None:
+        return None
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, (list, tuple)):
+            value = ["true" if v is True else "false" if v is False else v for v in value]
+        out[key] = value
+    return out
+
+
+def _drop_none(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def _plain(value: Any) -> Any:
+    """Resource objects (e.g. DataSet.ParserConfig) become plain dicts for JSON."""
+    if isinstance(value, Base):
+        return value.to_json()
+    return value
+
+
+def _items(data: Any, *keys: str) -> list:
+    """The list inside ``data``: data itself when it is a list, else the first of ``keys`` present."""
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        for key in keys:
+            if isinstance(data.get(key), list):
+                return data[key]
+    return []
+
+
+from .agent import Agent  # noqa: E402  (resource modules import the helpers above)
+from .base import Base  # noqa: E402
+from .chat import Chat  # noqa: E402
+from .chunk import Chunk  # noqa: E402
+from .dataset import DataSet  # noqa: E402
+from .memory import Memory  # noqa: E402

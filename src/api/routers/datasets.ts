@@ -1,0 +1,71 @@
+import { route, Reply, type RouteSpec } from '../routes.js';
+import { DATASET_CHUNK_METHODS, DATASET_UPDATE_CHUNK_METHODS, type DatasetService } from '../../services/datasets.js';
+import { deleteBody, idParam, pagingQuery } from '../schemas.js';
+
+const parserConfig = { type: ['object', 'null'] };
+
+const createBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 128 },
+    avatar: { type: ['string', 'null'], maxLength: 65535 },
+    description: { type: ['string', 'null'], maxLength: 65535 },
+    embedding_model: { type: ['string', 'null'], maxLength: 255 },
+    permission: { enum: ['me', 'team'] },
+    chunk_method: { enum: [...DATASET_CHUNK_METHODS] },
+    parser_config: parserConfig,
+  },
+};
+
+const updateBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...createBody.properties,
+    chunk_method: { enum: [...DATASET_UPDATE_CHUNK_METHODS] },
+    pagerank: { type: 'integer', minimum: 0, maximum: 100 },
+    language: { type: 'string', maxLength: 32 },
+  },
+};
+
+const listQuery = {
+  type: 'object',
+  properties: {
+    ...pagingQuery.properties,
+    orderby: { enum: ['create_time', 'update_time'], default: 'create_time' },
+    id: idParam,
+    name: { type: 'string' },
+    keywords: { type: 'string' },
+    include_parsing_status: { type: 'boolean', default: false },
+  },
+};
+
+export function datasetRoutes(datasets: DatasetService): RouteSpec[] {
+  return [
+    route({
+      method: 'post', path: '/datasets', tag: 'datasets', summary: 'Create a dataset', body: createBody,
+      handler: ({ principal, body }) => datasets.create(principal, body),
+    }),
+    route({
+      method: 'get', path: '/datasets', tag: 'datasets', summary: 'List datasets', query: listQuery,
+      handler: async ({ principal, query }) => {
+        const { total, datasets: list } = await datasets.list(principal, query);
+        return new Reply(list, { total_datasets: total, total });
+      },
+    }),
+    route({
+      method: 'get', path: '/datasets/:dataset_id', tag: 'datasets', summary: 'Get a dataset',
+      handler: async ({ principal, params }) => datasets.view(await datasets.get(principal, params.dataset_id), true),
+    }),
+    route({
+      method: 'put', path: '/datasets/:dataset_id', tag: 'datasets', summary: 'Update a dataset', body: updateBody,
+      handler: ({ principal, params, body }) => datasets.update(principal, params.dataset_id, body),
+    }),
+    route({
+      method: 'delete', path: '/datasets', tag: 'datasets', summary: 'Delete datasets (ids, or delete_all)', body: deleteBody,
+      handler: ({ principal, body }) => datasets.delete(principal, body.ids, body.delete_all ?? false),
+    }),
+  ];
+}

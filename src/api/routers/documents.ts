@@ -1,0 +1,117 @@
+import multer from 'multer';
+import type { NextFunction, Request, Response } from 'express';
+import { route, Reply, type RouteSpec } from '../routes.js';
+import type { DocumentService } from '../../services/documents.js';
+import { deleteBody, idParam, pagingQuery } from '../schemas.js';
+import { ApiError, badRequest } from '../../errors.js';
+import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
+import { CHUNK_METHODS } from '../../chunking/index.js';
+import { RUN_STATES } from '../../store/documents.js';
+
+const listQuery = {
+  type: 'object',
+  properties: {
+    ...pagingQuery.properties,
+    orderby: { enum: ['create_time', 'update_time', 'name'] },
+    order_by: { enum: ['create_time', 'update_time', 'name'] },
+    id: idParam,
+    name: { type: 'string' },
+    keywords: { type: 'string' },
+    run: { type: 'array', items: { enum: RUN_STATES } },
+    create_time_from: { type: 'integer', minimum: 0, default: 0 },
+    create_time_to: { type: 'integer', minimum: 0, default: 0 },
+  },
+};
+
+const updateBody = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', maxLength: 255 },
+    display_name: { type: 'string', maxLength: 255 },
+    meta_fields: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'array', 'null'] } },
+    chunk_method: { enum: [...CHUNK_METHODS] },
+    parser_config: { ...PARSER_CONFIG_SCHEMA, type: 'object' },
+  },
+};
+
+const documentIdsBody = {
+  type: 'object',
+  required: ['document_ids'],
+  properties: { document_ids: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+};
+
+/** Multipart upload into memory; field `file`, repeatable. File names are decoded as UTF-8. */
+function uploadMiddleware(maxFileBytes: number) {
+  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxFileBytes, files: 1000 }, defParamCharset: 'utf8' }).array('file');
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!req.is('multipart/form-data')) return next(badRequest('Upload files as multipart/form-data in the field `file`'));
+    upload(req, res, (err: unknown) => {
+      if (!err) return next();
+      const e = err as { code?: string; message?: string };
+      if (e.code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, `File too large: the limit is ${maxFileBytes} bytes per file`));
+      if (e.code === 'LIMIT_UNEXPECTED_FILE') return next(badRequest('Files must be sent in the multipart field `file`'));
+      next(badRequest(`Malformed multipart body: ${e.message ?? 'unreadable'}`));
+    });
+  };
+}
+
+export function documentRoutes(documents: DocumentService, maxFileBytes: number): RouteSpec[] {
+  const base = '/datasets/:dataset_id/documents';
+  const update = (method: 'patch' | 'put') =>
+    route({
+      method, path: `${base}/:document_id`, tag: 'documents', summary: method === 'patch' ? 'Update a document' : 'Update a document (deprecated alias of PATCH)', body: updateBody,
+      handler: ({ principal, params, body }) => documents.update(principal, params.dataset_id, params.document_id, body),
+    });
+  const parse = (path: string, summary: string) =>
+    route({
+      method: 'post', path, tag: 'documents', summary, body: documentIdsBody,
+      handler: async ({ principal, params, body }) => runReply(await documents.parse(principal, params.dataset_id, body.document_ids)),
+    });
+  const stop = (method: 'post' | 'delete', path: string, summary: string) =>
+    route({
+      method, path, tag: 'documents', summary, body: documentIdsBody,
+      handler: async ({ principal, params, body }) => runReply(await documents.stop(principal, params.dataset_id, body.document_ids)),
+    });
+  return [
+    route({
+      method: 'post', path: base, tag: 'documents', summary: 'Upload documents (multipart field `file`, repeatable); a batch succeeds in part',
+      middleware: [uploadMiddleware(maxFileBytes)],
+      handler: async ({ principal, params, req }) => {
+        const files = ((req.files as Express.Multer.File[] | undefined) ?? []).map((f) => ({ name: f.originalname, bytes: f.buffer }));
+        const { docs, errors } = await documents.upload(principal, params.dataset_id, files);
+        if (docs.length === 0) throw badRequest(errors.map((e) => `${e.name}: ${e.message}`).join('\n'), { errors });
+        return new Reply(docs, errors.length ? { errors } : {});
+      },
+    }),
+    route({
+      method: 'get', path: base, tag: 'documents', summary: 'List documents', query: listQuery,
+      handler: ({ principal, params, query }) => documents.list(principal, params.dataset_id, { ...query, orderby: query.orderby ?? query.order_by ?? 'create_time' }),
+    }),
+    update('patch'),
+    update('put'),
+    route({
+      method: 'get', path: `${base}/:document_id`, tag: 'documents', summary: 'Download the original file', raw: true,
+      handler: async ({ principal, params, res }) => {
+        const file = await documents.download(principal, params.dataset_id, params.document_id);
+        res.setHeader('Content-Type', file.contentType);
+        res.setHeader('Content-Length', String(file.bytes.byteLength));
+        res.attachment(file.name);
+        res.end(file.bytes);
+      },
+    }),
+    route({
+      method: 'delete', path: base, tag: 'documents', summary: 'Delete documents (ids, or delete_all)', body: deleteBody,
+      handler: ({ principal, params, body }) => documents.delete(principal, params.dataset_id, body.ids, body.delete_all ?? false),
+    }),
+    parse('/datasets/:dataset_id/chunks', 'Start parsing documents'),
+    parse(`${base}/parse`, 'Start parsing documents'),
+    stop('delete', '/datasets/:dataset_id/chunks', 'Stop parsing documents'),
+    stop('post', `${base}/stop`, 'Stop parsing documents'),
+  ];
+}
+
+/** Parse/stop succeed when at least one document was acted on; the others are listed in `errors`. */
+function runReply(result: { success_count: number; errors: string[] }) {
+  if (result.success_count === 0) throw badRequest(result.errors.join('; '), result);
+  return result.errors.length ? result : { success_count: result.success_count };
+}

@@ -1,0 +1,15 @@
+import type { ExtractedDocument } from '../../parsing/types.js';
+import type { ChunkDraft } from '../types.js';
+import { unionPositions } from '../positions.js';
+import { sectionText } from '../sections.js';
+
+/** The whole document as a single chunk, whatever its size. */
+export function chunkOne(doc: ExtractedDocument): ChunkDraft[] {
+  const content = doc.sections
+    .map((s) => sectionText(s).trim())
+    .filter((t) => t.length > 0)
+    .join('\n');
+  if (!content) return [];
+  const positions = unionPositions(doc.sections.map((s) => s.positions));
+  return [positions ? { content, positions } : { content }];
+}

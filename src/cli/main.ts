@@ -1,0 +1,75 @@
+import path from 'node:path';
+import { loadConfig } from '../config.js';
+import { startCairn } from '../server.js';
+import { runWorkerOnly } from './worker.js';
+import { createKey } from './keys.js';
+
+const USAGE = `usage: cairn <command>
+  start                      start the service (default): HTTP API, worker and, unless TEMPORAL_ADDRESS is set, a Temporal dev server
+  worker                     run a Temporal worker alone (needs TEMPORAL_ADDRESS)
+  keys create --email EMAIL  print a new API key for the user (created if missing)
+  migrate                    apply database migrations and exit
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command = 'start', ...rest] = argv;
+  const config = loadConfig();
+  switch (command) {
+    case 'start': {
+      const cairn = await startCairn(config);
+      if (cairn.adminApiKey) {
+        console.log(`\nAdmin API key (also in ${path.join(config.dataDir, 'admin-api-key')}):\n  ${cairn.adminApiKey}\n`);
+      }
+      console.log(`Cairn is listening on ${cairn.url}  (Ctrl-C to stop)`);
+      await untilSignal();
+      console.log('stopping...');
+      await cairn.stop();
+      return 0;
+    }
+    case 'worker': {
+      const stop = await runWorkerOnly(config);
+      await untilSignal();
+      await stop();
+      return 0;
+    }
+    case 'keys': {
+      const emailAt = rest.indexOf('--email');
+      if (rest[0] !== 'create' || emailAt < 0 || !rest[emailAt + 1]) {
+        process.stderr.write(USAGE);
+        return 2;
+      }
+      console.log(await createKey(config, rest[emailAt + 1]));
+      return 0;
+    }
+    case 'migrate': {
+      const { openDatabase } = await import('../store/db.js');
+      const db = await openDatabase(path.join(config.dataDir, 'cairn.db'));
+      await db.close();
+      console.log('database is up to date');
+      return 0;
+    }
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return 0;
+    default:
+      process.stderr.write(`unknown command: ${command}\n${USAGE}`);
+      return 2;
+  }
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`cairn: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

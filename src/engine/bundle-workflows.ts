@@ -1,0 +1,34 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+/** Where the pre-bundled workflow code lives (built by `npm run build:workflows`). */
+export function workflowBundlePath(rootDir: string): string {
+  return path.join(rootDir, 'dist', 'workflow-bundle.js');
+}
+
+export async function writeWorkflowBundle(rootDir: string): Promise<string> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(rootDir, 'workflows', 'index.ts'),
+    logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
+  });
+  const out = workflowBundlePath(rootDir);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, code);
+  return out;
+}
+
+/** True when the bundle is missing or older than any workflow source file. */
+export function bundleIsStale(rootDir: string): boolean {
+  const out = workflowBundlePath(rootDir);
+  if (!fs.existsSync(out)) return true;
+  const built = fs.statSync(out).mtimeMs;
+  const dir = path.join(rootDir, 'workflows');
+  return fs.readdirSync(dir).some((f) => fs.statSync(path.join(dir, f)).mtimeMs > built);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
+  const out = await writeWorkflowBundle(root);
+  console.log(`workflow bundle written to ${path.relative(root, out)}`);
+}

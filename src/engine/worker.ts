@@ -1,0 +1,35 @@
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleIsStale, workflowBundlePath, writeWorkflowBundle } from './bundle-workflows.js';
+
+export interface RunningWorker {
+  stop(): Promise<void>;
+}
+
+/** Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale). */
+export async function startWorker(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  rootDir: string;
+  activities: object;
+  onFatal?: (err: unknown) => void;
+}): Promise<RunningWorker> {
+  if (bundleIsStale(opts.rootDir)) await writeWorkflowBundle(opts.rootDir);
+  const connection = await NativeConnection.connect({ address: opts.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    workflowBundle: { codePath: workflowBundlePath(opts.rootDir) },
+    activities: opts.activities,
+    shutdownGraceTime: '5 seconds',
+  });
+  const running = worker.run().catch((err) => opts.onFatal?.(err));
+  return {
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}

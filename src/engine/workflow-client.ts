@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WORKFLOWS, workflowIds } from './task-queues.js';
+import type { DatasetCleanup } from '../services/datasets.js';
+import type { ParseControl } from '../services/documents.js';
+
+/** Starts and controls Cairn's workflows. */
+export class WorkflowClient implements DatasetCleanup, ParseControl {
+  private constructor(
+    readonly client: Client,
+    private readonly connection: Connection,
+    private readonly taskQueue: string,
+  ) {}
+
+  static async connect(address: string, namespace: string, taskQueue: string): Promise<WorkflowClient> {
+    const connection = await Connection.connect({ address });
+    return new WorkflowClient(new Client({ connection, namespace }), connection, taskQueue);
+  }
+
+  async startDeleteDatasets(datasetIds: string[]): Promise<void> {
+    const key = createHash('sha1').update([...datasetIds].sort().join(',')).digest('hex');
+    await this.startOnce(WORKFLOWS.deleteDatasets, workflowIds.deleteDatasets(key), [{ datasetIds }]);
+  }
+
+  async startParse(documentId: string, datasetId: string, runSeq: number): Promise<void> {
+    await this.startOnce(WORKFLOWS.parseDocument, workflowIds.parseDocument(documentId, runSeq), [{ documentId, datasetId, runSeq }]);
+  }
+
+  /** Requests cancellation; the workflow marks the document CANCEL and removes partial chunks. */
+  async cancelParse(documentId: string, runSeq: number): Promise<void> {
+    try {
+      await this.client.workflow.getHandle(workflowIds.parseDocument(documentId, runSeq)).cancel();
+    } catch (err) {
+      if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+    }
+  }
+
+  /** Starts a workflow unless one with the same id is already running. */
+  async startOnce(type: string, workflowId: string, args: unknown[]): Promise<boolean> {
+    try {
+      await this.client.workflow.start(type, { taskQueue: this.taskQueue, workflowId, args });
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw err;
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.connection.healthService.check({});
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}

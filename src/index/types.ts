@@ -1,0 +1,87 @@
+import type { Position } from '../parsing/types.js';
+
+/** A chunk as stored in the index (the spec's Chunk fields plus what retrieval needs). */
+export interface IndexedChunk {
+  id: string;
+  tenant_id: string;
+  dataset_id: string;
+  document_id: string;
+  document_name: string;
+  content: string;
+  important_keywords: string[];
+  questions: string[];
+  tag_kwd: string[];
+  image_id: string;
+  positions: Position[];
+  available: boolean;
+  /** "YYYY-MM-DD HH:MM:SS" */
+  create_time: string;
+  /** Unix seconds, float. */
+  create_timestamp: number;
+  /** parent_child: the parent text, returned instead of the content when set. */
+  parent_content?: string;
+  /** L2-normalised embedding. */
+  vector: number[];
+}
+
+export type ChunkPatch = Partial<Omit<IndexedChunk, 'id' | 'tenant_id' | 'dataset_id' | 'document_id'>>;
+
+export interface ChunkFilter {
+  datasetIds: string[];
+  documentIds?: string[];
+  /** Only chunks with available = true (retrieval). */
+  availableOnly?: boolean;
+}
+
+export interface ScoredId {
+  id: string;
+  /** Full-text: raw bm25-derived relevance (higher is better). Vector: cosine similarity in -1..1. */
+  score: number;
+}
+
+/** Corpus statistics for IDF-style term weights. */
+export interface TermStats {
+  /** Number of chunks in the index. */
+  chunkCount: number;
+  /** Number of chunks whose text contains each stem; stems found nowhere are absent. */
+  chunkFrequency: Map<string, number>;
+}
+
+/** What retrieval needs to score a candidate chunk, without loading the whole chunk. */
+export interface CandidateFeatures {
+  id: string;
+  dataset_id: string;
+  document_id: string;
+  /** Cosine similarity with the query vector (-1..1); null when the chunk has no vector of that dimension. */
+  cosine: number | null;
+  /** Whether the chunk's terms (content, important keywords, questions, document name) include the stem. */
+  hasTerm(stem: string): boolean;
+}
+
+export interface ChunkListQuery {
+  keywords?: string;
+  id?: string;
+  page: number;
+  pageSize: number;
+}
+
+/** The chunk index port: embedded (SQLite FTS5 + sqlite-vec) now, Milvus later. */
+export interface ChunkIndex {
+  upsert(chunks: IndexedChunk[]): Promise<void>;
+  get(id: string): Promise<IndexedChunk | undefined>;
+  getMany(ids: string[]): Promise<IndexedChunk[]>;
+  update(id: string, patch: ChunkPatch): Promise<void>;
+  deleteChunks(ids: string[]): Promise<number>;
+  deleteByDocument(documentId: string): Promise<number>;
+  deleteByDataset(datasetId: string): Promise<number>;
+  countByDocument(documentId: string): Promise<number>;
+  list(documentId: string, query: ChunkListQuery): Promise<{ total: number; chunks: IndexedChunk[] }>;
+  fullText(query: string, filter: ChunkFilter, limit: number): Promise<ScoredId[]>;
+  vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<ScoredId[]>;
+  /** Stems are the retrieval tokenizer's (`src/retrieval/tokenizer.ts`). */
+  termStats(stems: string[]): Promise<TermStats>;
+  /** Features of the given chunks (missing ids are skipped), cosine taken with `vector`. */
+  candidateFeatures(ids: string[], vector: number[]): Promise<CandidateFeatures[]>;
+  /** Cheap liveness check for /system/healthz. */
+  ping(): Promise<void>;
+}

@@ -1,0 +1,111 @@
+import { readFile } from 'node:fs/promises';
+import { BertTokenizer } from '@huggingface/transformers';
+import ort from 'onnxruntime-node';
+import type { ModelFiles } from './locate.js';
+import { poolAndNormalize } from './pooling.js';
+import type { BuiltinModelSpec } from './spec.js';
+
+export interface EncoderOptions {
+  files: ModelFiles;
+  spec: BuiltinModelSpec;
+  /** Texts per ONNX run. */
+  batchSize: number;
+  /** ONNX Runtime intra-op threads. */
+  threads: number;
+}
+
+/** BERT-style tokenizer settings; tokenizer.json alone lacks the special-token names. */
+const TOKENIZER_CONFIG = {
+  do_lower_case: true,
+  cls_token: '[CLS]',
+  sep_token: '[SEP]',
+  pad_token: '[PAD]',
+  unk_token: '[UNK]',
+  mask_token: '[MASK]',
+  model_max_length: 512,
+};
+
+export async function loadTokenizer(path: string): Promise<BertTokenizer> {
+  return new BertTokenizer(JSON.parse(await readFile(path, 'utf8')), TOKENIZER_CONFIG);
+}
+
+/**
+ * Tokenizes and runs a sentence-embedding ONNX model in the calling thread. Meant to live inside the
+ * embedding worker (see worker.ts); it blocks for the duration of a batch.
+ */
+export class SentenceEncoder {
+  private constructor(
+    private readonly tokenizer: BertTokenizer,
+    private readonly session: ort.InferenceSession,
+    private readonly options: EncoderOptions,
+  ) {}
+
+  static async load(options: EncoderOptions): Promise<SentenceEncoder> {
+    const tokenizer = await loadTokenizer(options.files.tokenizer);
+    const session = await ort.InferenceSession.create(options.files.onnx, {
+      intraOpNumThreads: options.threads,
+      interOpNumThreads: 1,
+      graphOptimizationLevel: 'all',
+      logSeverityLevel: 3,
+      // Spinning threads would burn the CPU the API's event loop needs between batches.
+      extra: { session: { intra_op: { allow_spinning: '0' } } },
+    });
+    return new SentenceEncoder(tokenizer, session, options);
+  }
+
+  /** Token ids with [CLS]/[SEP], truncated to the model's maximum length. */
+  tokenize(text: string): number[] {
+    const { maxTokens } = this.options.spec;
+    // A token spans at least one character, so a generous character cap bounds the work on huge inputs.
+    const ids = this.tokenizer.encode(text.slice(0, maxTokens * 32)) as number[];
+    if (ids.length <= maxTokens) return ids;
+    return [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]!];
+  }
+
+  /** Embeds texts; returns a flat [texts.length * dims] array of unit vectors in input order. */
+  async encode(texts: string[]): Promise<Float32Array> {
+    const { dims } = this.options.spec;
+    const tokens = texts.map((t) => this.tokenize(t));
+    // Batching texts of similar length keeps padding (wasted compute) small.
+    const order = tokens.map((_, i) => i).sort((a, b) => tokens[a]!.length - tokens[b]!.length);
+    const out = new Float32Array(texts.length * dims);
+    for (let start = 0; start < order.length; start += this.options.batchSize) {
+      const rows = order.slice(start, start + this.options.batchSize);
+      const vectors = await this.run(rows.map((i) => tokens[i]!));
+      rows.forEach((textIndex, r) => out.set(vectors.subarray(r * dims, (r + 1) * dims), textIndex * dims));
+    }
+    return out;
+  }
+
+  private async run(batch: number[][]): Promise<Float32Array> {
+    const { dims, pooling } = this.options.spec;
+    const seq = Math.max(...batch.map((ids) => ids.length));
+    const ids = new BigInt64Array(batch.length * seq);
+    const mask = new BigInt64Array(batch.length * seq);
+    batch.forEach((row, b) =>
+      row.forEach((id, t) => {
+        ids[b * seq + t] = BigInt(id);
+        mask[b * seq + t] = 1n;
+      }),
+    );
+    const shape = [batch.length, seq];
+    const feeds: Record<string, ort.Tensor> = {
+      input_ids: new ort.Tensor('int64', ids, shape),
+      attention_mask: new ort.Tensor('int64', mask, shape),
+    };
+    if (this.session.inputNames.includes('token_type_ids')) {
+      feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(ids.length), shape);
+    }
+    const result = await this.session.run(feeds);
+    const hidden = result[this.session.outputNames[0]!]!;
+    try {
+      return poolAndNormalize(hidden.data as Float32Array, mask, batch.length, seq, dims, pooling);
+    } finally {
+      for (const t of Object.values(result)) t.dispose();
+    }
+  }
+
+  async release(): Promise<void> {
+    await this.session.release();
+  }
+}

@@ -1,0 +1,22 @@
+import type { ExtractedDocument, ProgressFn } from './types.js';
+
+export interface ExtractOptions {
+  onProgress?: ProgressFn;
+  signal?: AbortSignal;
+}
+
+/** What every format module receives besides the bytes. */
+export interface ExtractContext extends ExtractOptions {
+  filename: string;
+  /** Parses a file found inside this one (an email attachment) with the full dispatcher. */
+  extractEmbedded(bytes: Uint8Array, filename: string): Promise<ExtractedDocument>;
+}
+
+export type Extractor = (bytes: Uint8Array, ctx: ExtractContext) => Promise<ExtractedDocument>;
+
+/** Result for formats without pages. */
+export const flowing = (sections: ExtractedDocument['sections'], meta: Record<string, string> = {}): ExtractedDocument => ({
+  sections,
+  pages: 1,
+  meta,
+});

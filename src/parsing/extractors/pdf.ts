@@ -1,0 +1,122 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { getDocument, OPS, Util, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
+import { OcrEngineError } from '../errors.js';
+import type { Extractor } from '../extractor.js';
+import { recognize } from '../ocr.js';
+import { groupBlocks, groupLines, titleLevels, type Block, type TextRun } from '../pdf-layout.js';
+import { renderPage } from '../pdf-render.js';
+import type { Position, Section } from '../types.js';
+
+const require = createRequire(import.meta.url);
+const PDFJS_DIR = path.dirname(require.resolve('pdfjs-dist/package.json'));
+// pdfjs on Node reads these with fs: the 14 standard fonts, CJK CMaps and the JPX/JBIG2 decoders.
+const PDFJS_ASSETS = {
+  standardFontDataUrl: path.join(PDFJS_DIR, 'standard_fonts') + path.sep,
+  cMapUrl: path.join(PDFJS_DIR, 'cmaps') + path.sep,
+  cMapPacked: true,
+  wasmUrl: path.join(PDFJS_DIR, 'wasm') + path.sep,
+};
+
+/** Fewer visible characters than this on a page with pictures means a scan: OCR it. */
+const MIN_TEXT_CHARS = 10;
+const IMAGE_OPS = new Set([
+  OPS.paintImageXObject,
+  OPS.paintInlineImageXObject,
+  OPS.paintImageMaskXObject,
+  OPS.paintImageXObjectRepeat,
+  OPS.paintInlineImageXObjectGroup,
+  OPS.paintImageMaskXObjectRepeat,
+]);
+
+async function textRuns(page: PDFPageProxy): Promise<TextRun[]> {
+  const viewport = page.getViewport({ scale: 1 });
+  const content = await page.getTextContent();
+  return content.items
+    .filter((item): item is TextItem => 'str' in item)
+    .map((item) => {
+      const m = Util.transform(viewport.transform, item.transform) as number[];
+      return { text: item.str, x: m[4], baseline: m[5], width: item.width, size: Math.hypot(m[2], m[3]), eol: item.hasEOL };
+    });
+}
+
+async function hasImages(page: PDFPageProxy): Promise<boolean> {
+  const { fnArray } = await page.getOperatorList();
+  return fnArray.some((fn) => IMAGE_OPS.has(fn));
+}
+
+/** OCR paragraphs as blocks in PDF points; size 0 keeps them out of font-size title detection. */
+async function ocrBlocks(page: PDFPageProxy): Promise<Block[]> {
+  const { png, scale } = await renderPage(page);
+  const { paragraphs } = await recognize(png);
+  return paragraphs.map((p) => ({
+    text: p.text,
+    x0: p.x0 / scale,
+    x1: p.x1 / scale,
+    top: p.top / scale,
+    bottom: p.bottom / scale,
+    size: 0,
+    lines: 1,
+  }));
+}
+
+const round = (n: number): number => Math.round(n * 10) / 10;
+
+export const extractPdf: Extractor = async (bytes, ctx) => {
+  // A plain copy: pdfjs rejects Buffers and may transfer (detach) the array it is given.
+  const task = getDocument({ data: new Uint8Array(bytes), ...PDFJS_ASSETS, verbosity: 0, isEvalSupported: false });
+  const doc = await task.promise.catch(async (error: unknown) => {
+    await task.destroy();
+    throw error;
+  });
+  try {
+    const meta: Record<string, string> = {};
+    const info = ((await doc.getMetadata().catch(() => undefined))?.info ?? {}) as Record<string, unknown>;
+    if (typeof info.Title === 'string' && info.Title.trim()) meta.title = info.Title.trim();
+    if (typeof info.Author === 'string' && info.Author.trim()) meta.author = info.Author.trim();
+
+    const pages = doc.numPages;
+    const placed: { page: number; block: Block }[] = [];
+    const unreadable: number[] = [];
+    let firstError: unknown;
+    for (let n = 1; n <= pages; n++) {
+      ctx.signal?.throwIfAborted();
+      ctx.onProgress?.((n - 1) / pages, `Reading page ${n} of ${pages}`);
+      let page: PDFPageProxy | undefined;
+      try {
+        page = await doc.getPage(n);
+        let blocks = groupBlocks(groupLines(await textRuns(page)));
+        const visibleChars = blocks.reduce((sum, b) => sum + b.text.replace(/\s/g, '').length, 0);
+        if (visibleChars < MIN_TEXT_CHARS && (await hasImages(page))) {
+          ctx.onProgress?.((n - 1) / pages, `Recognising text on page ${n} of ${pages}`);
+          const recognised = await ocrBlocks(page);
+          if (recognised.length > 0) blocks = recognised;
+        }
+        for (const block of blocks) placed.push({ page: n, block });
+      } catch (error) {
+        if (ctx.signal?.aborted || error instanceof OcrEngineError) throw error;
+        // One damaged page should not cost the whole document; it is listed in meta instead.
+        firstError ??= error;
+        unreadable.push(n);
+      } finally {
+        page?.cleanup();
+      }
+    }
+    if (pages > 0 && unreadable.length === pages) throw firstError;
+    if (unreadable.length > 0) meta.unreadable_pages = unreadable.join(',');
+
+    const levels = titleLevels(placed.map((p) => p.block));
+    const sections: Section[] = placed.map(({ page, block }, i) => {
+      const position: Position = [page, round(block.x0), round(block.x1), round(block.top), round(block.bottom)];
+      const level = levels[i];
+      return level
+        ? { kind: 'title', text: block.text, level, page, positions: [position] }
+        : { kind: 'text', text: block.text, page, positions: [position] };
+    });
+    ctx.onProgress?.(1, `Read ${pages} page${pages === 1 ? '' : 's'}`);
+    return { sections, pages, meta };
+  } finally {
+    await doc.destroy();
+  }
+};

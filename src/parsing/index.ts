@@ -1,0 +1,99 @@
+import { CorruptFileError, OcrEngineError, UnsupportedFormatError } from './errors.js';
+import type { ExtractContext, ExtractOptions, Extractor } from './extractor.js';
+import { extractImage } from './extractors/image.js';
+import { extractDocx } from './extractors/docx.js';
+import { extractEml } from './extractors/eml.js';
+import { extractHtml } from './extractors/html.js';
+import { extractJson, extractJsonLines } from './extractors/json.js';
+import { extractMarkdown } from './extractors/markdown.js';
+import { extractPdf } from './extractors/pdf.js';
+import { extractCode, extractText } from './extractors/plaintext.js';
+import { extractPptx } from './extractors/pptx.js';
+import { extractCsv, extractXls } from './extractors/sheetjs.js';
+import { extractXlsx } from './extractors/xlsx.js';
+import { extensionOf, FORMAT_LABELS, formatOf, type FormatKind } from './formats.js';
+import { resolveFormat } from './sniff.js';
+import type { ExtractedDocument } from './types.js';
+
+export type { ExtractedDocument, Position, ProgressFn, Section } from './types.js';
+export type { ExtractOptions } from './extractor.js';
+export { CorruptFileError, OcrEngineError, UnsupportedFormatError } from './errors.js';
+export { contentTypeFor, isSupportedFile, supportedExtensions } from './formats.js';
+export { shutdownOcr } from './ocr.js';
+
+const EXTRACTORS: Record<FormatKind, Extractor> = {
+  pdf: extractPdf,
+  docx: extractDocx,
+  xlsx: extractXlsx,
+  xls: extractXls,
+  csv: extractCsv,
+  pptx: extractPptx,
+  html: extractHtml,
+  markdown: extractMarkdown,
+  text: extractText,
+  code: extractCode,
+  json: extractJson,
+  jsonl: extractJsonLines,
+  eml: extractEml,
+  image: extractImage,
+};
+
+/** Emails inside emails inside emails... stop here. */
+const MAX_EMBEDDING_DEPTH = 3;
+
+const isAbort = (error: unknown, signal?: AbortSignal): boolean =>
+  (signal?.aborted === true && error === signal.reason) || (error as Error)?.name === 'AbortError';
+
+/** Anything a parser library throws becomes a CorruptFileError naming the file and the format. */
+function asParsingError(error: unknown, filename: string, kind: FormatKind, signal?: AbortSignal): unknown {
+  if (
+    error instanceof CorruptFileError ||
+    error instanceof UnsupportedFormatError ||
+    error instanceof OcrEngineError ||
+    isAbort(error, signal)
+  ) {
+    return error;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const reason = message.split('\n')[0].trim().slice(0, 300) || 'unknown error';
+  return new CorruptFileError(filename, FORMAT_LABELS[kind], reason);
+}
+
+async function extractAt(bytes: Uint8Array, filename: string, options: ExtractOptions, depth: number): Promise<ExtractedDocument> {
+  const declared = formatOf(filename);
+  if (!declared) {
+    const ext = extensionOf(filename);
+    throw new UnsupportedFormatError(ext ? `.${ext}` : filename);
+  }
+  options.signal?.throwIfAborted();
+  const kind = resolveFormat(declared, bytes);
+  const ctx: ExtractContext = {
+    ...options,
+    filename,
+    extractEmbedded: (inner, innerName) => {
+      if (depth >= MAX_EMBEDDING_DEPTH) {
+        const innerKind = formatOf(innerName) ?? kind;
+        return Promise.reject(new CorruptFileError(innerName, FORMAT_LABELS[innerKind], 'nested too deeply'));
+      }
+      return extractAt(inner, innerName, { signal: options.signal }, depth + 1);
+    },
+  };
+  options.onProgress?.(0, `Parsing ${filename}`);
+  let doc: ExtractedDocument;
+  try {
+    doc = await EXTRACTORS[kind](bytes, ctx);
+  } catch (error) {
+    throw asParsingError(error, filename, kind, options.signal);
+  }
+  options.onProgress?.(1, `Parsed ${filename}: ${doc.sections.length} sections`);
+  return doc;
+}
+
+/**
+ * Parses a file into sections in reading order. The extension picks the parser unless the bytes are
+ * clearly another format. Throws UnsupportedFormatError for unknown extensions, CorruptFileError when
+ * the bytes cannot be read, OcrEngineError when OCR cannot start, and the signal's reason when aborted.
+ */
+export function extract(bytes: Uint8Array, filename: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
+  return extractAt(bytes, filename, options, 0);
+}

@@ -1,0 +1,83 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { createWorker, OEM, type Worker } from 'tesseract.js';
+import { OcrEngineError } from './errors.js';
+
+/** Pixel box of a recognised paragraph in the image it was read from. */
+export interface OcrParagraph {
+  text: string;
+  x0: number;
+  x1: number;
+  top: number;
+  bottom: number;
+}
+
+export interface OcrResult {
+  text: string;
+  paragraphs: OcrParagraph[];
+}
+
+const require = createRequire(import.meta.url);
+// The LSTM-only integer model: a third of the size of the legacy+LSTM data and as accurate for printed text.
+const LANG_PATH = path.join(path.dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
+
+let worker: Promise<Worker> | undefined;
+let queue: Promise<unknown> = Promise.resolve();
+
+function sharedWorker(): Promise<Worker> {
+  worker ??= createWorker('eng', OEM.LSTM_ONLY, {
+    langPath: LANG_PATH,
+    cacheMethod: 'none',
+    gzip: true,
+    // Failures reach us as rejected jobs; without a handler tesseract.js also rethrows them asynchronously.
+    errorHandler: () => {},
+  }).catch((error: unknown) => {
+    worker = undefined;
+    throw new OcrEngineError(`OCR engine failed to start: ${(error as Error)?.message ?? error}`);
+  });
+  return worker;
+}
+
+/** Runs jobs one at a time: one Tesseract worker, one image in flight. */
+function serialized<T>(job: () => Promise<T>): Promise<T> {
+  const run = queue.then(job, job);
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+/**
+ * Recognises English text in an image (PNG, JPEG, BMP, GIF, TIFF, WebP). Throws when the bytes are not a
+ * readable image. The Tesseract worker is started on first use and reused until `shutdownOcr`.
+ */
+export function recognize(image: Uint8Array): Promise<OcrResult> {
+  return serialized(async () => {
+    const w = await sharedWorker();
+    let data;
+    try {
+      ({ data } = await w.recognize(Buffer.from(image), {}, { text: true, blocks: true }));
+    } catch (error) {
+      throw new Error(typeof error === 'string' ? error : (error as Error).message);
+    }
+    const paragraphs = (data.blocks ?? [])
+      .flatMap((block) => block.paragraphs)
+      .map((p) => ({
+        text: p.lines
+          .map((line) => line.text.trim())
+          .filter(Boolean)
+          .join(' '),
+        x0: p.bbox.x0,
+        x1: p.bbox.x1,
+        top: p.bbox.y0,
+        bottom: p.bbox.y1,
+      }))
+      .filter((p) => p.text !== '');
+    return { text: paragraphs.map((p) => p.text).join('\n\n'), paragraphs };
+  });
+}
+
+/** Terminates the shared Tesseract worker so the process can exit; the next OCR call starts a new one. */
+export async function shutdownOcr(): Promise<void> {
+  const current = worker;
+  worker = undefined;
+  if (current) await (await current.catch(() => undefined))?.terminate();
+}

@@ -1,0 +1,127 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { createLogger } from './logger.js';
+import { openDatabase } from './store/db.js';
+import { buildActivityDeps } from './wiring.js';
+import { AuthService } from './services/auth.js';
+import { DatasetService } from './services/datasets.js';
+import { DocumentService } from './services/documents.js';
+import { loadOrCreateSecret } from './secrets.js';
+import { ensureAdmin } from './bootstrap.js';
+import { startDevServer, type DevServer } from './engine/dev-server.js';
+import { WorkflowClient } from './engine/workflow-client.js';
+import { startWorker, type RunningWorker } from './engine/worker.js';
+import { createActivities } from '../activities/index.js';
+import { createHttpApp } from './api/app.js';
+import { systemRoutes } from './api/routers/system.js';
+import { accountRoutes } from './api/routers/accounts.js';
+import { datasetRoutes } from './api/routers/datasets.js';
+import { documentRoutes } from './api/routers/documents.js';
+import type { RouteSpec } from './api/routes.js';
+
+export interface Cairn {
+  url: string;
+  /** Set on the first start: the admin API key that was created. */
+  adminApiKey?: string;
+  temporalAddress: string;
+  log: Logger;
+  stop(): Promise<void>;
+}
+
+/** Starts everything the embedded default needs: database, Temporal (dev server unless configured), worker, HTTP. */
+export async function startCairn(config: Config, options: { log?: Logger } = {}): Promise<Cairn> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const cleanups: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.warn({ err }, 'error while stopping');
+      }
+    }
+    cleanups.length = 0;
+  };
+  try {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    const db = await openDatabase(path.join(config.dataDir, 'cairn.db'));
+    cleanups.push(() => db.close());
+    const deps = buildActivityDeps(config, db);
+    const { store, index } = deps;
+
+    let temporalAddress = config.temporalAddress;
+    if (!temporalAddress) {
+      const dev: DevServer = await startDevServer({
+        rootDir: config.rootDir,
+        dbFile: path.join(config.dataDir, 'temporal.db'),
+        port: config.temporalPort,
+        uiPort: config.temporalUiPort || undefined,
+      });
+      cleanups.push(() => dev.stop());
+      temporalAddress = dev.address;
+      log.info({ address: temporalAddress, ui: config.temporalUiPort ? `http://127.0.0.1:${config.temporalUiPort}` : undefined }, 'temporal dev server started');
+    }
+    const workflows = await WorkflowClient.connect(temporalAddress, config.temporalNamespace, config.taskQueue);
+    cleanups.push(() => workflows.close());
+
+    if (config.embeddedWorker) {
+      const worker: RunningWorker = await startWorker({
+        address: temporalAddress,
+        namespace: config.temporalNamespace,
+        taskQueue: config.taskQueue,
+        rootDir: config.rootDir,
+        activities: createActivities(deps),
+        onFatal: (err) => log.error({ err }, 'temporal worker stopped'),
+      });
+      cleanups.push(() => worker.stop());
+    }
+
+    const auth = new AuthService(store, loadOrCreateSecret(config.dataDir, 'jwt-secret'));
+    const providers = deps.models.providers;
+    const datasets = new DatasetService(store, providers, workflows);
+    const documents = new DocumentService(store, datasets, index, deps.blobs, workflows);
+
+    const routes: RouteSpec[] = [];
+    routes.push(
+      ...systemRoutes(
+        [
+          { name: 'database', check: () => store.ping() },
+          { name: 'index', check: () => index.ping() },
+          { name: 'temporal', check: () => workflows.ping() },
+        ],
+        () => routes,
+      ),
+      ...accountRoutes(auth),
+      ...datasetRoutes(datasets),
+      ...documentRoutes(documents, config.uploadLimit),
+    );
+    const app = createHttpApp(routes, auth, log, config.jsonLimit);
+    const server = http.createServer(app);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    cleanups.push(() => closeServer(server));
+    const port = (server.address() as { port: number }).port;
+
+    const adminApiKey = await ensureAdmin(store, auth, config.dataDir);
+    for (const id of await store.datasets.deletingIds()) await workflows.startDeleteDatasets([id]);
+
+    const url = `http://${config.host}:${port}`;
+    log.info({ url }, 'cairn started');
+    return { url, adminApiKey, temporalAddress, log, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}

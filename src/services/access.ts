@@ -1,0 +1,25 @@
+import type { Principal } from './auth.js';
+import { forbidden, notFound } from '../errors.js';
+
+/** Something owned by a tenant and shared with the tenant's members when its permission is `team`. */
+export interface TenantOwned {
+  id: string;
+  tenant_id: string;
+  permission: 'me' | 'team';
+}
+
+/** Who may see and manage an object: the owner tenant always; its members only when permission is `team`. */
+export function canManage(p: Principal, obj: TenantOwned): boolean {
+  return obj.tenant_id === p.tenantId || (obj.permission === 'team' && p.teamTenants.includes(obj.tenant_id));
+}
+
+/**
+ * Throws unless the caller may manage the object. A member of the owner's workspace learns that a private
+ * object exists (403); anyone else cannot tell it from a missing one (404).
+ */
+export function requireManage<T extends TenantOwned>(p: Principal, obj: T | undefined, what: string, id: string): T {
+  if (!obj) throw notFound(`${what} '${id}' not found`);
+  if (canManage(p, obj)) return obj;
+  if (p.teamTenants.includes(obj.tenant_id)) throw forbidden(`You don't have access to ${what.toLowerCase()} '${id}': it is private to its owner`);
+  throw notFound(`${what} '${id}' not found`);
+}

@@ -1,0 +1,182 @@
+import { SignJWT, jwtVerify } from 'jose';
+import type { MetaStore } from '../store/index.js';
+import type { UserRow } from '../store/users.js';
+import { newId, randomToken } from '../ids.js';
+import { nowMs, toHttpDate, toSeconds } from '../time.js';
+import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
+import { hashPassword, hashToken, verifyPassword } from './passwords.js';
+
+/** The authenticated caller. Its own tenant id equals its user id (as in RAGFlow). */
+export interface Principal {
+  userId: string;
+  email: string;
+  nickname: string;
+  tenantId: string;
+  /** Other tenants (workspaces) the user is a member of. */
+  teamTenants: string[];
+  isAdmin: boolean;
+}
+
+const EMAIL = /^[\w.+-]+@([\w-]+\.)+[\w-]{2,}$/;
+const NICKNAME = /^[\w ._'-]+$/u;
+const API_KEY_PREFIX = 'cairn-';
+const JWT_TTL = '7d';
+
+export class AuthService {
+  constructor(
+    private readonly store: MetaStore,
+    private readonly jwtSecret: Uint8Array,
+  ) {}
+
+  async register(input: { email: string; nickname: string; password: string }, isAdmin = false): Promise<UserRow> {
+    const email = input.email.trim().toLowerCase();
+    const nickname = input.nickname.trim();
+    if (!EMAIL.test(email)) throw badRequest(`Invalid email address: ${input.email}!`);
+    if (!nickname) throw badRequest('Nickname cannot be empty.');
+    if (nickname.length > 100) throw badRequest('Nickname must be at most 100 characters.');
+    if (!NICKNAME.test(nickname)) throw badRequest('Nickname contains invalid characters.');
+    if (input.password.length < 1) throw badRequest('Password cannot be empty.');
+    if (await this.store.users.byEmail(email)) throw badRequest(`Email: ${email} has already registered!`);
+    const now = nowMs();
+    const user: UserRow = {
+      id: newId(),
+      email,
+      nickname,
+      password_hash: await hashPassword(input.password),
+      is_admin: isAdmin ? 1 : 0,
+      create_time: now,
+      update_time: now,
+    };
+    await this.store.users.create(user);
+    return user;
+  }
+
+  /** Checks the password and returns a login token (JWT). */
+  async login(email: string, password: string): Promise<{ user: UserRow; token: string }> {
+    const user = await this.store.users.byEmail(email.trim());
+    if (!user) throw unauthorized(`Email: ${email} is not registered!`);
+    if (!(await verifyPassword(password, user.password_hash))) throw unauthorized('Email and password do not match!');
+    return { user, token: await this.issueToken(user.id) };
+  }
+
+  issueToken(userId: string): Promise<string> {
+    return new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(userId).setIssuedAt().setExpirationTime(JWT_TTL).sign(this.jwtSecret);
+  }
+
+  /** Creates an API key; the token is returned once and only its hash is kept. */
+  async createApiKey(userId: string, name = ''): Promise<{ id: string; token: string; create_time: number }> {
+    const token = API_KEY_PREFIX + randomToken(32);
+    const now = nowMs();
+    const id = newId();
+    await this.store.apiKeys.create({ id, user_id: userId, token_hash: hashToken(token), token_prefix: token.slice(0, 12), name, create_time: now, last_used_at: null });
+    return { id, token, create_time: now };
+  }
+
+  async listApiKeys(userId: string) {
+    const rows = await this.store.apiKeys.listForUser(userId);
+    return rows.map((r) => ({
+      id: r.id,
+      tenant_id: userId,
+      name: r.name,
+      token: `${r.token_prefix}…`,
+      create_time: toSeconds(r.create_time),
+      create_date: toHttpDate(r.create_time),
+      last_used_at: r.last_used_at === null ? null : toSeconds(r.last_used_at),
+    }));
+  }
+
+  /** Revokes a key named by its id or by the token itself. */
+  async revokeApiKey(userId: string, idOrToken: string): Promise<void> {
+    const key = idOrToken.startsWith(API_KEY_PREFIX) ? hashToken(idOrToken) : idOrToken;
+    if ((await this.store.apiKeys.delete(userId, key)) === 0) throw notFound(`API key ${idOrToken.slice(0, 12)}… not found`);
+  }
+
+  /** Resolves an Authorization header ("Bearer <key>" or a bare key/token) to a principal. */
+  async resolve(header: string | undefined): Promise<Principal | undefined> {
+    const token = header?.replace(/^\s*bearer\s+/i, '').trim();
+    if (!token) return undefined;
+    let userId: string | undefined;
+    if (token.startsWith(API_KEY_PREFIX)) {
+      const key = await this.store.apiKeys.byHash(hashToken(token));
+      if (key) {
+        userId = key.user_id;
+        if (!key.last_used_at || nowMs() - key.last_used_at > 60_000) await this.store.apiKeys.touch(key.id, nowMs());
+      }
+    } else {
+      try {
+        const { payload } = await jwtVerify(token, this.jwtSecret, { algorithms: ['HS256'] });
+        userId = payload.sub;
+      } catch {
+        userId = undefined;
+      }
+    }
+    return userId ? this.principalFor(userId) : undefined;
+  }
+
+  async principalFor(userId: string): Promise<Principal | undefined> {
+    const user = await this.store.users.byId(userId);
+    if (!user) return undefined;
+    const tenants = await this.store.users.tenantsOf(user.id);
+    return {
+      userId: user.id,
+      email: user.email,
+      nickname: user.nickname,
+      tenantId: user.id,
+      teamTenants: tenants.filter((t) => t !== user.id),
+      isAdmin: user.is_admin === 1,
+    };
+  }
+
+  /** Tenants (workspaces) the caller belongs to, own first. */
+  async listTenants(p: Principal) {
+    const ids = [p.tenantId, ...p.teamTenants];
+    const out = [];
+    for (const id of ids) {
+      const owner = await this.store.users.byId(id);
+      if (owner) out.push({ tenant_id: id, name: `${owner.nickname}'s workspace`, role: id === p.tenantId ? 'owner' : 'normal', owner_email: owner.email });
+    }
+    return out;
+  }
+
+  async listMembers(p: Principal, tenantId: string) {
+    this.requireMemberOf(p, tenantId);
+    const rows = await this.store.users.listMembers(tenantId);
+    return rows.map((r) => ({ user_id: r.user_id, email: r.email, nickname: r.nickname, role: r.role, create_time: toSeconds(r.create_time) }));
+  }
+
+  /** Only the tenant owner manages membership. */
+  async addMember(p: Principal, tenantId: string, email: string) {
+    this.requireOwnerOf(p, tenantId);
+    const user = await this.store.users.byEmail(email.trim());
+    if (!user) throw notFound(`User with email ${email} not found`);
+    if (user.id === tenantId) throw badRequest('The owner is already a member of the workspace');
+    await this.store.users.addMember(tenantId, user.id, nowMs());
+    return { user_id: user.id, email: user.email, nickname: user.nickname, role: 'normal' };
+  }
+
+  async removeMember(p: Principal, tenantId: string, userId: string): Promise<void> {
+    this.requireOwnerOf(p, tenantId);
+    if (userId === tenantId) throw badRequest('The owner cannot be removed from the workspace');
+    if ((await this.store.users.removeMember(tenantId, userId)) === 0) throw notFound(`User ${userId} is not a member of this workspace`);
+  }
+
+  private requireMemberOf(p: Principal, tenantId: string): void {
+    if (tenantId !== p.tenantId && !p.teamTenants.includes(tenantId)) throw notFound(`Workspace ${tenantId} not found`);
+  }
+
+  private requireOwnerOf(p: Principal, tenantId: string): void {
+    this.requireMemberOf(p, tenantId);
+    if (tenantId !== p.tenantId) throw forbidden('Only the owner of the workspace can manage its members');
+  }
+}
+
+export function userView(user: UserRow) {
+  return {
+    id: user.id,
+    email: user.email,
+    nickname: user.nickname,
+    is_superuser: user.is_admin === 1,
+    create_time: toSeconds(user.create_time),
+    create_date: toHttpDate(user.create_time),
+  };
+}

@@ -1,0 +1,243 @@
+import type { MetaStore } from '../store/index.js';
+import type { DatasetPatch, DatasetRow } from '../store/datasets.js';
+import type { Principal } from './auth.js';
+import type { ModelCatalog } from './model-catalog.js';
+import { newId } from '../ids.js';
+import { nowMs, toHttpDate, toSeconds } from '../time.js';
+import { badRequest, forbidden, notFound } from '../errors.js';
+import { requireManage } from './access.js';
+import { deepMerge, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
+
+/** Chunk methods a dataset may be created with (spec); update additionally allows `tag`. */
+export const DATASET_CHUNK_METHODS = ['naive', 'manual', 'qa', 'table', 'paper', 'book', 'laws', 'presentation', 'picture', 'one', 'email'] as const;
+export const DATASET_UPDATE_CHUNK_METHODS = [...DATASET_CHUNK_METHODS, 'tag'] as const;
+
+export interface CreateDatasetInput {
+  name: string;
+  avatar?: string | null;
+  description?: string | null;
+  embedding_model?: string | null;
+  permission?: 'me' | 'team';
+  chunk_method?: string;
+  parser_config?: Record<string, unknown> | null;
+}
+
+export interface UpdateDatasetInput extends Partial<CreateDatasetInput> {
+  pagerank?: number;
+  language?: string;
+}
+
+export interface ListDatasetsInput {
+  page: number;
+  page_size: number;
+  orderby: 'create_time' | 'update_time';
+  desc: boolean;
+  id?: string;
+  name?: string;
+  keywords?: string;
+  include_parsing_status?: boolean;
+}
+
+/** Starts the durable removal of datasets' content (the deleteDatasets workflow). */
+export interface DatasetCleanup {
+  startDeleteDatasets(datasetIds: string[]): Promise<void>;
+}
+
+export class DatasetService {
+  constructor(
+    private readonly store: MetaStore,
+    private readonly models: ModelCatalog,
+    private readonly cleanup: DatasetCleanup,
+  ) {}
+
+  async create(p: Principal, input: CreateDatasetInput) {
+    const name = checkName(input.name);
+    const chunkMethod = input.chunk_method ?? 'naive';
+    const embeddingModel = input.embedding_model?.trim()
+      ? await this.models.checkEmbeddingModel(p.tenantId, input.embedding_model.trim())
+      : await this.models.defaultEmbeddingModel(p.tenantId);
+    const now = nowMs();
+    const row: DatasetRow = {
+      id: newId(),
+      tenant_id: p.tenantId,
+      created_by: p.userId,
+      name: await this.uniqueName(p.tenantId, name),
+      name_key: '',
+      avatar: checkAvatar(input.avatar),
+      description: input.description ?? null,
+      embedding_model: embeddingModel,
+      permission: input.permission ?? 'me',
+      chunk_method: chunkMethod,
+      parser_config: JSON.stringify(mergeParserConfig(chunkMethod as ParserConfigMethod, 'dataset', input.parser_config ?? {})),
+      pagerank: 0,
+      language: 'English',
+      status: 'active',
+      create_time: now,
+      update_time: now,
+    };
+    row.name_key = row.name.toLowerCase();
+    await this.store.datasets.insert(row);
+    return this.view(row);
+  }
+
+  /** Visible and manageable dataset, or 404/403. */
+  async get(p: Principal, id: string): Promise<DatasetRow> {
+    return requireManage(p, await this.store.datasets.byId(id), 'Dataset', id);
+  }
+
+  async list(p: Principal, input: ListDatasetsInput) {
+    const { total, rows } = await this.store.datasets.list({
+      visibleTo: { userTenant: p.tenantId, teamTenants: p.teamTenants },
+      id: input.id,
+      name: input.name,
+      keywords: input.keywords,
+      orderBy: input.orderby,
+      desc: input.desc,
+      offset: (input.page - 1) * input.page_size,
+      limit: input.page_size,
+    });
+    if ((input.id || input.name) && total === 0) throw notFound(`Dataset '${input.id ?? input.name}' not found`);
+    return { total, datasets: await this.views(rows, input.include_parsing_status ?? false) };
+  }
+
+  async update(p: Principal, id: string, input: UpdateDatasetInput) {
+    const ds = await this.get(p, id);
+    if (Object.keys(input).length === 0) throw badRequest('no properties were modified');
+    const patch: DatasetPatch = { update_time: nowMs() };
+    if (input.name !== undefined) {
+      const name = checkName(input.name);
+      if (await this.store.datasets.nameTaken(ds.tenant_id, name.toLowerCase(), ds.id)) throw badRequest(`Dataset name '${name}' already exists`);
+      patch.name = name;
+      patch.name_key = name.toLowerCase();
+    }
+    if (input.avatar !== undefined) patch.avatar = checkAvatar(input.avatar);
+    if (input.description !== undefined) patch.description = input.description;
+    if (input.language !== undefined) patch.language = input.language;
+    if (input.pagerank !== undefined) patch.pagerank = input.pagerank;
+    if (input.permission !== undefined && input.permission !== ds.permission) {
+      if (ds.tenant_id !== p.tenantId) throw forbidden("Only the dataset's owner can change its permission");
+      patch.permission = input.permission;
+    }
+    if (input.embedding_model !== undefined && input.embedding_model !== null && input.embedding_model.trim() !== '') {
+      const model = await this.models.checkEmbeddingModel(ds.tenant_id, input.embedding_model.trim());
+      if (model !== ds.embedding_model) {
+        const totals = (await this.store.documents.totals([ds.id])).get(ds.id)!;
+        if (totals.chunks > 0) throw badRequest(`embedding_model can only be changed while chunk_count is 0 (dataset has ${totals.chunks} chunks)`);
+        patch.embedding_model = model;
+      }
+    }
+    if (input.chunk_method !== undefined || input.parser_config !== undefined) {
+      const method = input.chunk_method ?? ds.chunk_method;
+      const base = method === ds.chunk_method ? (JSON.parse(ds.parser_config) as Record<string, unknown>) : {};
+      patch.chunk_method = method;
+      patch.parser_config = JSON.stringify(mergeParserConfig(method as ParserConfigMethod, 'dataset', deepMerge(base, input.parser_config ?? {})));
+    }
+    await this.store.datasets.update(ds.id, patch);
+    return this.view((await this.store.datasets.byId(ds.id))!);
+  }
+
+  /** The shared delete rule: nothing without ids unless delete_all. Unknown ids delete nothing. */
+  async delete(p: Principal, ids: string[] | null | undefined, deleteAll: boolean): Promise<{ success_count: number }> {
+    let targets: string[];
+    if (ids && ids.length > 0) {
+      const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+      if (dup) throw badRequest(`Duplicate ids: '${dup}'`);
+      for (const id of ids) await this.get(p, id);
+      targets = ids;
+    } else if (deleteAll) {
+      const { rows } = await this.store.datasets.list({
+        visibleTo: { userTenant: p.tenantId, teamTenants: [] },
+        orderBy: 'create_time',
+        desc: false,
+        offset: 0,
+        limit: Number.MAX_SAFE_INTEGER,
+      });
+      targets = rows.map((r) => r.id);
+    } else {
+      return { success_count: 0 };
+    }
+    await this.store.datasets.markDeleting(targets, nowMs());
+    if (targets.length > 0) await this.cleanup.startDeleteDatasets(targets);
+    return { success_count: targets.length };
+  }
+
+  private async uniqueName(tenantId: string, name: string): Promise<string> {
+    const taken = new Set(await this.store.datasets.namesLike(tenantId, name.toLowerCase()));
+    if (!taken.has(name.toLowerCase())) return name;
+    for (let i = 1; ; i++) {
+      const candidate = `${name}(${i})`;
+      if (!taken.has(candidate.toLowerCase())) {
+        if (candidate.length > 128) throw badRequest(`Dataset name '${name}' already exists`);
+        return candidate;
+      }
+    }
+  }
+
+  async view(row: DatasetRow, parsingStatus = false) {
+    return (await this.views([row], parsingStatus))[0];
+  }
+
+  private async views(rows: DatasetRow[], parsingStatus: boolean) {
+    const ids = rows.map((r) => r.id);
+    const totals = await this.store.documents.totals(ids);
+    const counts = parsingStatus ? await this.store.documents.runCounts(ids) : undefined;
+    return rows.map((r) => {
+      const t = totals.get(r.id)!;
+      const view: Record<string, unknown> = {
+        id: r.id,
+        name: r.name,
+        avatar: r.avatar,
+        description: r.description,
+        tenant_id: r.tenant_id,
+        created_by: r.created_by,
+        embedding_model: r.embedding_model,
+        permission: r.permission,
+        chunk_method: r.chunk_method,
+        parser_config: JSON.parse(r.parser_config),
+        pagerank: r.pagerank,
+        language: r.language,
+        document_count: t.documents,
+        chunk_count: t.chunks,
+        token_num: t.tokens,
+        similarity_threshold: 0.2,
+        vector_similarity_weight: 0.3,
+        status: '1',
+        create_time: toSeconds(r.create_time),
+        create_date: toHttpDate(r.create_time),
+        update_time: toSeconds(r.update_time),
+        update_date: toHttpDate(r.update_time),
+      };
+      if (counts) {
+        const c = counts.get(r.id)!;
+        const status = { unstart_count: c.UNSTART, running_count: c.RUNNING, cancel_count: c.CANCEL, done_count: c.DONE, fail_count: c.FAIL };
+        Object.assign(view, status, { parsing_status: status });
+      }
+      return view;
+    });
+  }
+}
+
+function checkName(raw: string): string {
+  const name = raw.trim();
+  if (!name) throw badRequest('`name` must not be empty');
+  if ([...name].length > 128) throw badRequest('`name` must be at most 128 characters');
+  if (/[\u{10000}-\u{10FFFF}]/u.test(name)) throw badRequest('`name` must contain only BMP characters (no emoji or other characters beyond U+FFFF)');
+  return name;
+}
+
+const DATA_URI = /^data:([\w.+-]+\/[\w.+-]+);base64,([A-Za-z0-9+/=\s]*)$/;
+const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+
+/** Avatars are base64 images, either a data URI with an image MIME type or bare base64. */
+export function checkAvatar(avatar: string | null | undefined): string | null {
+  if (avatar === undefined || avatar === null || avatar === '') return avatar === '' ? '' : null;
+  if (avatar.length > 65535) throw badRequest('`avatar` must be at most 65535 characters');
+  const uri = DATA_URI.exec(avatar);
+  if (uri) {
+    if (!uri[1].startsWith('image/')) throw badRequest(`\`avatar\` must be an image; got MIME type ${uri[1]}`);
+    return avatar;
+  }
+  if (avatar.startsWith('data:')) throw badRequest('`avatar` must be data:<mime>;base64,<data> or bare base64');
+  if (!BASE64.test(avatar)) throw badRequest('`avatar` must be base64-encoded');
+  return avatar;
+}

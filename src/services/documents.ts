@@ -1,0 +1,315 @@
+import path from 'node:path';
+import type { MetaStore } from '../store/index.js';
+import type { DocumentPatch, DocumentRow, RunState } from '../store/documents.js';
+import type { DatasetRow } from '../store/datasets.js';
+import type { ChunkIndex } from '../index/types.js';
+import type { BlobStore } from '../blobs/types.js';
+import type { Principal } from './auth.js';
+import type { DatasetService } from './datasets.js';
+import { newId } from '../ids.js';
+import { nowMs, toHttpDate, toSeconds } from '../time.js';
+import { badRequest, notFound } from '../errors.js';
+import { contentTypeFor, isSupportedFile } from '../parsing/index.js';
+import { extensionOf } from '../parsing/formats.js';
+import { deepMerge, defaultParserConfig, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
+import { documentBlobKey } from './blob-keys.js';
+
+/** Starts and cancels parse runs (the parseDocument workflow). */
+export interface ParseControl {
+  startParse(documentId: string, datasetId: string, runSeq: number): Promise<void>;
+  cancelParse(documentId: string, runSeq: number): Promise<void>;
+}
+
+export interface UploadedFile {
+  name: string;
+  bytes: Uint8Array;
+}
+
+export interface ListDocumentsInput {
+  page: number;
+  page_size: number;
+  orderby: 'create_time' | 'update_time' | 'name';
+  desc: boolean;
+  id?: string;
+  name?: string;
+  keywords?: string;
+  run?: RunState[];
+  create_time_from?: number;
+  create_time_to?: number;
+}
+
+export interface UpdateDocumentInput {
+  name?: string;
+  display_name?: string;
+  meta_fields?: Record<string, unknown>;
+  chunk_method?: string;
+  parser_config?: Record<string, unknown>;
+}
+
+const MAX_NAME_BYTES = 255;
+
+export class DocumentService {
+  constructor(
+    private readonly store: MetaStore,
+    private readonly datasets: DatasetService,
+    private readonly index: ChunkIndex,
+    private readonly blobs: BlobStore,
+    private readonly parsing: ParseControl,
+  ) {}
+
+  /** Stores each file as an UNSTART document; a failed file is reported and the others are kept. */
+  async upload(p: Principal, datasetId: string, files: UploadedFile[]) {
+    const ds = await this.datasets.get(p, datasetId);
+    if (files.length === 0) throw badRequest('No file part: send the files in the multipart field `file`');
+    const taken = await this.store.documents.names(ds.id);
+    const docs: ReturnType<DocumentService['view']>[] = [];
+    const errors: { name: string; message: string }[] = [];
+    for (const file of files) {
+      const problem = checkUpload(file);
+      if (problem) {
+        errors.push({ name: file.name, message: problem });
+        continue;
+      }
+      const name = uniqueName(file.name, taken);
+      taken.add(name.toLowerCase());
+      const now = nowMs();
+      const id = newId();
+      const row: DocumentRow = {
+        id,
+        dataset_id: ds.id,
+        tenant_id: ds.tenant_id,
+        name,
+        location: documentBlobKey(ds.id, id),
+        size: file.bytes.byteLength,
+        type: docType(name),
+        suffix: extensionOf(name),
+        chunk_method: ds.chunk_method,
+        parser_config: JSON.stringify(inheritParserConfig(ds)),
+        source_type: 'local',
+        created_by: p.userId,
+        run: 'UNSTART',
+        progress: 0,
+        progress_msg: '',
+        process_begin_at: null,
+        process_duration: 0,
+        chunk_count: 0,
+        token_count: 0,
+        meta_fields: '{}',
+        run_seq: 0,
+        create_time: now,
+        update_time: now,
+      };
+      await this.blobs.put(row.location, file.bytes);
+      await this.store.documents.insert(row);
+      docs.push(this.view(row));
+    }
+    return { docs, errors };
+  }
+
+  async list(p: Principal, datasetId: string, input: ListDocumentsInput) {
+    const ds = await this.datasets.get(p, datasetId);
+    const { total, rows } = await this.store.documents.list({
+      datasetId: ds.id,
+      id: input.id,
+      name: input.name,
+      keywords: input.keywords,
+      run: input.run,
+      createdFrom: input.create_time_from ? input.create_time_from * 1000 : undefined,
+      createdTo: input.create_time_to ? input.create_time_to * 1000 + 999 : undefined,
+      orderBy: input.orderby,
+      desc: input.desc,
+      offset: (input.page - 1) * input.page_size,
+      limit: input.page_size,
+    });
+    if (input.id && total === 0) throw notFound(`Document '${input.id}' not found in dataset ${ds.id}`);
+    return { total, docs: rows.map((r) => this.view(r)) };
+  }
+
+  /** A document of a dataset the caller may manage, or 404. */
+  async get(p: Principal, datasetId: string, documentId: string): Promise<{ ds: DatasetRow; doc: DocumentRow }> {
+    const ds = await this.datasets.get(p, datasetId);
+    const doc = await this.store.documents.byId(documentId);
+    if (!doc || doc.dataset_id !== ds.id) throw notFound(`Document '${documentId}' not found in dataset ${ds.id}`);
+    return { ds, doc };
+  }
+
+  async update(p: Principal, datasetId: string, documentId: string, input: UpdateDocumentInput) {
+    const { ds, doc } = await this.get(p, datasetId, documentId);
+    const patch: DocumentPatch = { update_time: nowMs() };
+    const newName = input.display_name ?? input.name;
+    if (newName !== undefined) {
+      const name = newName.trim();
+      if (!name) throw badRequest('`name` must not be empty');
+      if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw badRequest('File name must be 255 bytes or less.');
+      if (extensionOf(name) !== extensionOf(doc.name)) throw badRequest(`The extension of a file can't be changed (${doc.name} -> ${name})`);
+      if (name.toLowerCase() !== doc.name.toLowerCase() && (await this.store.documents.names(ds.id)).has(name.toLowerCase())) {
+        throw badRequest(`Duplicated document name in the same dataset: ${name}`);
+      }
+      patch.name = name;
+    }
+    if (input.meta_fields !== undefined) patch.meta_fields = JSON.stringify(input.meta_fields);
+    const methodChanged = input.chunk_method !== undefined && input.chunk_method !== doc.chunk_method;
+    if (input.chunk_method !== undefined || input.parser_config !== undefined) {
+      const method = (input.chunk_method ?? doc.chunk_method) as ParserConfigMethod;
+      const base = methodChanged ? {} : (JSON.parse(doc.parser_config) as Record<string, unknown>);
+      patch.chunk_method = method;
+      patch.parser_config = JSON.stringify(mergeParserConfig(method, 'document', deepMerge(base, input.parser_config ?? {})));
+    }
+    if (methodChanged) {
+      // A new chunk method invalidates the chunks: stop any run, remove them, back to UNSTART.
+      if (doc.run === 'RUNNING') await this.parsing.cancelParse(doc.id, doc.run_seq);
+      await this.index.deleteByDocument(doc.id);
+      Object.assign(patch, { run: 'UNSTART', progress: 0, progress_msg: '', chunk_count: 0, token_count: 0, process_duration: 0, process_begin_at: null, run_seq: doc.run_seq + 1 });
+    }
+    await this.store.documents.update(doc.id, patch);
+    return this.view((await this.store.documents.byId(doc.id))!);
+  }
+
+  async download(p: Principal, datasetId: string, documentId: string) {
+    const { doc } = await this.get(p, datasetId, documentId);
+    const bytes = await this.blobs.get(doc.location);
+    if (!bytes) throw notFound(`The file of document ${doc.name} is missing from storage`);
+    return { name: doc.name, bytes, contentType: contentTypeFor(doc.name) };
+  }
+
+  /** The shared delete rule; unknown ids delete nothing. Removes chunks, stored files and rows. */
+  async delete(p: Principal, datasetId: string, ids: string[] | null | undefined, deleteAll: boolean) {
+    const ds = await this.datasets.get(p, datasetId);
+    let docs: DocumentRow[];
+    if (ids && ids.length > 0) {
+      const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+      if (dup) throw badRequest(`Duplicate ids: '${dup}'`);
+      docs = await this.store.documents.byIds(ds.id, ids);
+      const missing = ids.filter((id) => !docs.some((d) => d.id === id));
+      if (missing.length) throw notFound(`These documents do not belong to dataset ${ds.id} or were not found: ${missing.join(', ')}`);
+    } else if (deleteAll) {
+      docs = await this.store.documents.listByDataset(ds.id);
+    } else {
+      return { deleted: 0 };
+    }
+    for (const doc of docs) {
+      if (doc.run === 'RUNNING') await this.parsing.cancelParse(doc.id, doc.run_seq);
+      // Bump the run number first so that a run still finishing writes nothing back.
+      await this.store.documents.update(doc.id, { run_seq: doc.run_seq + 1 });
+      await this.index.deleteByDocument(doc.id);
+      await this.blobs.delete(doc.location);
+    }
+    await this.store.documents.delete(docs.map((d) => d.id));
+    return { deleted: docs.length };
+  }
+
+  /** Starts parsing; a document already RUNNING is reported and not started twice. */
+  async parse(p: Principal, datasetId: string, documentIds: string[]) {
+    const ds = await this.datasets.get(p, datasetId);
+    const { docs, errors } = await this.resolveForRun(ds.id, documentIds);
+    let started = 0;
+    for (const doc of docs) {
+      const runSeq = await this.store.documents.beginRun(doc.id, nowMs());
+      if (runSeq === undefined) {
+        errors.push(`Document ${doc.id} is already being parsed`);
+        continue;
+      }
+      await this.parsing.startParse(doc.id, doc.dataset_id, runSeq);
+      started++;
+    }
+    return { success_count: started, errors };
+  }
+
+  /** Cancels running parses; a document that is not running is reported. */
+  async stop(p: Principal, datasetId: string, documentIds: string[]) {
+    const ds = await this.datasets.get(p, datasetId);
+    const { docs, errors } = await this.resolveForRun(ds.id, documentIds);
+    let stopped = 0;
+    for (const doc of docs) {
+      if (doc.run !== 'RUNNING') {
+        errors.push(`Can't stop parsing document ${doc.id}: it is ${doc.run}, not RUNNING`);
+        continue;
+      }
+      await this.parsing.cancelParse(doc.id, doc.run_seq);
+      stopped++;
+    }
+    return { success_count: stopped, errors };
+  }
+
+  private async resolveForRun(datasetId: string, ids: string[]) {
+    if (!Array.isArray(ids) || ids.length === 0) throw badRequest('`document_ids` is required');
+    const errors: string[] = [];
+    const unique = [...new Set(ids)];
+    if (unique.length !== ids.length) errors.push(`Duplicate document ids: ${ids.filter((id, i) => ids.indexOf(id) !== i).join(', ')}`);
+    const docs = await this.store.documents.byIds(datasetId, unique);
+    const missing = unique.filter((id) => !docs.some((d) => d.id === id));
+    if (missing.length === unique.length) throw notFound(`Documents not found: ${missing.join(', ')}`);
+    if (missing.length) errors.push(`Documents not found: ${missing.join(', ')}`);
+    return { docs, errors };
+  }
+
+  view(row: DocumentRow) {
+    return {
+      id: row.id,
+      name: row.name,
+      thumbnail: null,
+      dataset_id: row.dataset_id,
+      chunk_method: row.chunk_method,
+      parser_config: JSON.parse(row.parser_config),
+      source_type: row.source_type,
+      type: row.type,
+      suffix: row.suffix,
+      created_by: row.created_by,
+      size: row.size,
+      token_count: row.token_count,
+      chunk_count: row.chunk_count,
+      progress: row.progress,
+      progress_msg: row.progress_msg,
+      process_begin_at: row.process_begin_at === null ? null : toHttpDate(row.process_begin_at),
+      process_duration: row.process_duration,
+      run: row.run,
+      status: '1',
+      meta_fields: JSON.parse(row.meta_fields),
+      create_time: toSeconds(row.create_time),
+      create_date: toHttpDate(row.create_time),
+      update_time: toSeconds(row.update_time),
+      update_date: toHttpDate(row.update_time),
+    };
+  }
+}
+
+function checkUpload(file: UploadedFile): string | undefined {
+  if (!file.name) return 'No file selected: the file has no name';
+  if (Buffer.byteLength(file.name) > MAX_NAME_BYTES) return 'File name must be 255 bytes or less.';
+  if (!isSupportedFile(file.name)) return `This type of file has not been supported yet: ${extensionOf(file.name) || '(no extension)'}`;
+  if (file.bytes.byteLength === 0) return 'The file is empty';
+  return undefined;
+}
+
+/** "report.pdf" -> "report(1).pdf" when the name is taken in the dataset (case-insensitive). */
+function uniqueName(name: string, taken: Set<string>): string {
+  if (!taken.has(name.toLowerCase())) return name;
+  const ext = path.extname(name);
+  const stem = name.slice(0, name.length - ext.length);
+  for (let i = 1; ; i++) {
+    const candidate = `${stem}(${i})${ext}`;
+    if (!taken.has(candidate.toLowerCase())) return candidate;
+  }
+}
+
+function docType(name: string): string {
+  const ext = extensionOf(name);
+  if (ext === 'pdf') return 'pdf';
+  if (['png', 'jpg', 'jpeg', 'gif', 'bmp', 'tif', 'tiff', 'webp'].includes(ext)) return 'visual';
+  return 'doc';
+}
+
+/**
+ * A new document takes the document-level defaults of the dataset's chunk method, overridden by what
+ * the dataset customised (values that differ from the dataset-level defaults).
+ */
+export function inheritParserConfig(ds: DatasetRow): Record<string, unknown> {
+  const method = ds.chunk_method as ParserConfigMethod;
+  const datasetDefaults = defaultParserConfig(method, 'dataset');
+  const current = JSON.parse(ds.parser_config) as Record<string, unknown>;
+  const customised: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(current)) {
+    if (JSON.stringify(v) !== JSON.stringify(datasetDefaults[k])) customised[k] = v;
+  }
+  return mergeParserConfig(method, 'document', customised);
+}

@@ -1,0 +1,9 @@
+/** The built-in, offline embedding model: the default embedding_model of every dataset. */
+export const BUILTIN_EMBEDDING_MODEL = 'BAAI/bge-small-en-v1.5@Builtin';
+
+/** Which models a tenant may use. Implemented by the providers service. */
+export interface ModelCatalog {
+  defaultEmbeddingModel(tenantId: string): Promise<string>;
+  /** Returns the canonical id of a usable embedding model, or throws a 400 naming the problem. */
+  checkEmbeddingModel(tenantId: string, modelId: string): Promise<string>;
+}

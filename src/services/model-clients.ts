@@ -1,0 +1,33 @@
+import { createModel } from '../models/registry.js';
+import type { ChatModel, EmbeddingModel, RerankModel } from '../models/types.js';
+import type { ProviderService, ResolvedModel } from './providers.js';
+
+/** Model clients for a tenant's configured models, built once per distinct configuration. */
+export class ModelClients {
+  private readonly cache = new Map<string, ChatModel | EmbeddingModel | RerankModel>();
+
+  constructor(readonly providers: ProviderService) {}
+
+  async embedding(tenantId: string, modelId: string): Promise<EmbeddingModel> {
+    return this.client(await this.providers.resolve(tenantId, modelId, 'embedding')) as EmbeddingModel;
+  }
+
+  async chat(tenantId: string, modelId?: string | null): Promise<ChatModel> {
+    const resolved = modelId ? await this.providers.resolve(tenantId, modelId, 'chat') : await this.providers.resolveDefault(tenantId, 'chat');
+    return this.client(resolved) as ChatModel;
+  }
+
+  async rerank(tenantId: string, modelId: string): Promise<RerankModel> {
+    return this.client(await this.providers.resolve(tenantId, modelId, 'rerank')) as RerankModel;
+  }
+
+  private client(m: ResolvedModel) {
+    const key = JSON.stringify([m.factory, m.model_name, m.model_type, m.base_url, m.api_key]);
+    let c = this.cache.get(key);
+    if (!c) {
+      c = createModel({ factory: m.factory, model_name: m.model_name, model_type: m.model_type, base_url: m.base_url, api_key: m.api_key, id: m.id });
+      this.cache.set(key, c);
+    }
+    return c;
+  }
+}

@@ -1,0 +1,236 @@
+import type { MetaStore } from '../store/index.js';
+import type { DefaultKind, InstanceRow, ModelRow } from '../store/providers.js';
+import { parseModelId } from '../models/model-id.js';
+import { newId } from '../ids.js';
+import { nowMs, toSeconds } from '../time.js';
+import { badRequest, notFound } from '../errors.js';
+import { BUILTIN_EMBEDDING_MODEL, type ModelCatalog } from './model-catalog.js';
+import type { Principal } from './auth.js';
+
+export type ModelType = 'chat' | 'embedding' | 'rerank';
+export const MODEL_TYPES: ModelType[] = ['chat', 'embedding', 'rerank'];
+
+/** Provider kinds a tenant can configure, and whether each needs a base URL. */
+export const FACTORIES: Record<string, { baseUrlRequired: boolean; description: string }> = {
+  'OpenAI-API-Compatible': { baseUrlRequired: true, description: 'Any server speaking the OpenAI API (vLLM, LM Studio, LocalAI, ...)' },
+  OpenAI: { baseUrlRequired: false, description: 'OpenAI (base URL defaults to https://api.openai.com/v1)' },
+  Ollama: { baseUrlRequired: true, description: 'Local model runner (kind A), base URL http://host:11434' },
+  Xinference: { baseUrlRequired: true, description: 'Inference server (kind B), base URL http://host:9997/v1' },
+};
+export const BUILTIN_FACTORY = 'Builtin';
+
+/** Everything needed to build a model client. */
+export interface ResolvedModel {
+  id: string;
+  factory: string;
+  model_name: string;
+  model_type: ModelType;
+  base_url: string;
+  api_key: string;
+  vision: boolean;
+  max_tokens: number;
+}
+
+export interface ModelInfoInput {
+  model_name: string;
+  model_type: string | string[];
+  max_tokens?: number;
+  vision?: boolean;
+}
+
+const DEFAULT_KIND: Record<ModelType, DefaultKind> = { chat: 'chat_model', embedding: 'embedding_model', rerank: 'rerank_model' };
+
+/** Model providers, their instances and models, and per-tenant default models. */
+export class ProviderService implements ModelCatalog {
+  constructor(private readonly store: MetaStore) {}
+
+  listFactories() {
+    return [
+      ...Object.entries(FACTORIES).map(([name, f]) => ({ name, base_url_required: f.baseUrlRequired, description: f.description })),
+      { name: BUILTIN_FACTORY, base_url_required: false, description: 'Built-in offline models (embedding: BAAI/bge-small-en-v1.5)' },
+    ];
+  }
+
+  async createInstance(p: Principal, factory: string, input: { instance_name: string; api_key?: string; base_url?: string; model_info?: ModelInfoInput[] }) {
+    const f = requireFactory(factory);
+    const name = input.instance_name.trim();
+    if (!name) throw badRequest('`instance_name` is required');
+    if (name === 'default') throw badRequest("instance_name cannot be 'default'");
+    const baseUrl = normaliseBaseUrl(input.base_url ?? '');
+    if (f.baseUrlRequired && !baseUrl) throw badRequest(`\`base_url\` is required for provider ${factory}`);
+    if (await this.store.providers.instance(p.tenantId, factory, name)) throw badRequest(`Instance '${name}' of provider ${factory} already exists`);
+    const now = nowMs();
+    const row: InstanceRow = { id: newId(), tenant_id: p.tenantId, factory, instance_name: name, api_key: input.api_key ?? '', base_url: baseUrl, create_time: now, update_time: now };
+    await this.store.providers.insertInstance(row, (input.model_info ?? []).map((m) => modelRow(row.id, m, now)));
+    return this.instanceView(row);
+  }
+
+  async listInstances(p: Principal, factory: string) {
+    requireFactory(factory);
+    const rows = await this.store.providers.instances(p.tenantId, factory);
+    return Promise.all(rows.map((r) => this.instanceView(r)));
+  }
+
+  async getInstance(p: Principal, factory: string, name: string) {
+    return this.instanceView(await this.requireInstance(p, factory, name));
+  }
+
+  async updateInstance(p: Principal, factory: string, name: string, input: { api_key?: string; base_url?: string; model_info?: ModelInfoInput[] }) {
+    const row = await this.requireInstance(p, factory, name);
+    const now = nowMs();
+    const patch: Partial<InstanceRow> = { update_time: now };
+    if (input.api_key !== undefined) patch.api_key = input.api_key;
+    if (input.base_url !== undefined) patch.base_url = normaliseBaseUrl(input.base_url);
+    await this.store.providers.updateInstance(row.id, patch);
+    for (const m of input.model_info ?? []) await this.store.providers.upsertModel(modelRow(row.id, m, now));
+    return this.getInstance(p, factory, name);
+  }
+
+  async deleteInstance(p: Principal, factory: string, name: string): Promise<void> {
+    await this.store.providers.deleteInstance((await this.requireInstance(p, factory, name)).id);
+  }
+
+  async addModels(p: Principal, factory: string, name: string, models: ModelInfoInput[]) {
+    const row = await this.requireInstance(p, factory, name);
+    const now = nowMs();
+    for (const m of models) await this.store.providers.upsertModel(modelRow(row.id, m, now));
+    return this.getInstance(p, factory, name);
+  }
+
+  async deleteModel(p: Principal, factory: string, name: string, modelName: string): Promise<void> {
+    const row = await this.requireInstance(p, factory, name);
+    if ((await this.store.providers.deleteModel(row.id, modelName)) === 0) throw notFound(`Model ${modelName} not found in instance ${name} of ${factory}`);
+  }
+
+  /** Every model the tenant can select, the built-in embedding model included. */
+  async listModels(tenantId: string, type?: ModelType) {
+    const instances = await this.store.providers.instances(tenantId);
+    const byId = new Map(instances.map((i) => [i.id, i]));
+    const models = await this.store.providers.models(instances.map((i) => i.id));
+    const out = [
+      { model_id: BUILTIN_EMBEDDING_MODEL, name: BUILTIN_EMBEDDING_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['embedding'], vision: false, max_tokens: 512 },
+      ...models.map((m) => {
+        const inst = byId.get(m.instance_id)!;
+        return {
+          model_id: `${m.model_name}@${inst.instance_name}@${inst.factory}`,
+          name: m.model_name,
+          provider_name: inst.factory,
+          instance_name: inst.instance_name,
+          model_type: JSON.parse(m.model_types) as string[],
+          vision: m.vision === 1,
+          max_tokens: m.max_tokens,
+        };
+      }),
+    ];
+    return type ? out.filter((m) => m.model_type.includes(type)) : out;
+  }
+
+  async getDefaults(tenantId: string) {
+    const row = await this.store.providers.defaults(tenantId);
+    return {
+      chat_model: row?.chat_model ?? null,
+      embedding_model: row?.embedding_model ?? BUILTIN_EMBEDDING_MODEL,
+      rerank_model: row?.rerank_model ?? null,
+    };
+  }
+
+  async setDefault(tenantId: string, type: ModelType, modelId: string | null) {
+    const canonical = modelId ? (await this.resolve(tenantId, modelId, type)).id : null;
+    await this.store.providers.setDefault(tenantId, DEFAULT_KIND[type], canonical, nowMs());
+    return this.getDefaults(tenantId);
+  }
+
+  /** Finds a configured model of the given type; throws 400 naming what is wrong. */
+  async resolve(tenantId: string, modelId: string, type: ModelType): Promise<ResolvedModel> {
+    const id = parseModelId(modelId);
+    if (id.factory === BUILTIN_FACTORY) {
+      if (`${id.name}@${id.factory}` === BUILTIN_EMBEDDING_MODEL && type === 'embedding') {
+        return { id: BUILTIN_EMBEDDING_MODEL, factory: BUILTIN_FACTORY, model_name: id.name, model_type: 'embedding', base_url: '', api_key: '', vision: false, max_tokens: 512 };
+      }
+      throw badRequest(`Model ${modelId} not found for model type ${type}: the built-in provider offers only ${BUILTIN_EMBEDDING_MODEL} (embedding)`);
+    }
+    const instances = (await this.store.providers.instances(tenantId, id.factory)).filter((i) => !id.instance || i.instance_name === id.instance);
+    if (instances.length === 0) throw badRequest(`Provider ${id.factory}${id.instance ? ` (instance ${id.instance})` : ''} not found for model ${modelId}`);
+    const models = await this.store.providers.models(instances.map((i) => i.id));
+    const model = models.find((m) => m.model_name === id.name && (JSON.parse(m.model_types) as string[]).includes(type));
+    if (!model) throw badRequest(`Model ${modelId} not found for model type ${type}`);
+    const inst = instances.find((i) => i.id === model.instance_id)!;
+    return {
+      id: `${model.model_name}@${inst.instance_name}@${inst.factory}`,
+      factory: inst.factory,
+      model_name: model.model_name,
+      model_type: type,
+      base_url: inst.base_url,
+      api_key: inst.api_key,
+      vision: model.vision === 1,
+      max_tokens: model.max_tokens,
+    };
+  }
+
+  /** The tenant's default model of a type, resolved; throws 400 when none is set. */
+  async resolveDefault(tenantId: string, type: ModelType): Promise<ResolvedModel> {
+    const defaults = await this.getDefaults(tenantId);
+    const id = defaults[DEFAULT_KIND[type]];
+    if (!id) throw badRequest(`No default ${type} model is set: configure one with PATCH /api/v1/models/default`);
+    return this.resolve(tenantId, id, type);
+  }
+
+  async defaultEmbeddingModel(tenantId: string): Promise<string> {
+    return (await this.getDefaults(tenantId)).embedding_model;
+  }
+
+  async checkEmbeddingModel(tenantId: string, modelId: string): Promise<string> {
+    const resolved = await this.resolve(tenantId, modelId, 'embedding');
+    // Keep the caller's spelling when it names the same model (2-part ids stay 2-part).
+    return resolved.id === modelId || `${resolved.model_name}@${resolved.factory}` === modelId ? modelId : resolved.id;
+  }
+
+  private async requireInstance(p: Principal, factory: string, name: string): Promise<InstanceRow> {
+    requireFactory(factory);
+    const row = await this.store.providers.instance(p.tenantId, factory, name);
+    if (!row) throw notFound(`Instance '${name}' of provider ${factory} not found`);
+    return row;
+  }
+
+  private async instanceView(row: InstanceRow) {
+    const models = await this.store.providers.models([row.id]);
+    return {
+      id: row.id,
+      provider_name: row.factory,
+      instance_name: row.instance_name,
+      base_url: row.base_url,
+      api_key: maskSecret(row.api_key),
+      models: models.map((m) => ({ model_name: m.model_name, model_type: JSON.parse(m.model_types), max_tokens: m.max_tokens, vision: m.vision === 1 })),
+      create_time: toSeconds(row.create_time),
+      update_time: toSeconds(row.update_time),
+    };
+  }
+}
+
+function requireFactory(factory: string) {
+  const f = FACTORIES[factory];
+  if (!f) throw notFound(`Provider ${factory} not found; known providers: ${Object.keys(FACTORIES).join(', ')}`);
+  return f;
+}
+
+function modelRow(instanceId: string, m: ModelInfoInput, now: number): ModelRow {
+  const types = (Array.isArray(m.model_type) ? m.model_type : [m.model_type]).map((t) => (t === 'image2text' ? 'chat' : t));
+  for (const t of types) if (!MODEL_TYPES.includes(t as ModelType)) throw badRequest(`\`model_type\` ${t} is not one of ${MODEL_TYPES.join(', ')}`);
+  if (!m.model_name?.trim()) throw badRequest('`model_name` is required');
+  if (m.model_name.includes('@')) throw badRequest('`model_name` must not contain @');
+  const vision = m.vision === true || (Array.isArray(m.model_type) ? m.model_type : [m.model_type]).includes('image2text');
+  return { id: newId(), instance_id: instanceId, model_name: m.model_name.trim(), model_types: JSON.stringify([...new Set(types)]), max_tokens: m.max_tokens ?? 8192, vision: vision ? 1 : 0, create_time: now };
+}
+
+function normaliseBaseUrl(url: string): string {
+  const trimmed = url.trim().replace(/\/+$/, '');
+  if (trimmed && !/^https?:\/\/[^\s/]+/.test(trimmed)) throw badRequest(`\`base_url\` must be an http(s) URL; got '${url}'`);
+  return trimmed;
+}
+
+/** Secrets are never returned in full: the first 3 and last 4 characters at most. */
+export function maskSecret(secret: string): string {
+  if (!secret) return '';
+  if (secret.length <= 8) return '*'.repeat(secret.length);
+  return `${secret.slice(0, 3)}…${secret.slice(-4)}`;
+}

@@ -1,0 +1,106 @@
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { Database, DatasetsTable } from './schema.js';
+
+export type DatasetRow = Selectable<DatasetsTable>;
+export type DatasetPatch = Updateable<DatasetsTable>;
+
+export interface DatasetQuery {
+  /** Tenants whose datasets the caller may see. */
+  visibleTo: { userTenant: string; teamTenants: string[] };
+  id?: string;
+  name?: string;
+  keywords?: string;
+  orderBy: 'create_time' | 'update_time';
+  desc: boolean;
+  offset: number;
+  limit: number;
+}
+
+export class DatasetRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: DatasetRow): Promise<void> {
+    await this.db.insertInto('datasets').values(row).execute();
+  }
+
+  byId(id: string): Promise<DatasetRow | undefined> {
+    return this.db.selectFrom('datasets').selectAll().where('id', '=', id).where('status', '=', 'active').executeTakeFirst();
+  }
+
+  byIdAnyStatus(id: string): Promise<DatasetRow | undefined> {
+    return this.db.selectFrom('datasets').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Active dataset names of a tenant that start with `prefix` (case-insensitive), for de-duplication. */
+  async namesLike(tenantId: string, nameKey: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('datasets')
+      .select('name_key')
+      .where('tenant_id', '=', tenantId)
+      .where('status', '=', 'active')
+      .where(sql<boolean>`name_key like ${escapeLike(nameKey) + '%'} escape '\\'`)
+      .execute();
+    return rows.map((r) => r.name_key);
+  }
+
+  async nameTaken(tenantId: string, nameKey: string, exceptId?: string): Promise<boolean> {
+    let q = this.db
+      .selectFrom('datasets')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('status', '=', 'active')
+      .where('name_key', '=', nameKey);
+    if (exceptId) q = q.where('id', '!=', exceptId);
+    return (await q.executeTakeFirst()) !== undefined;
+  }
+
+  async list(query: DatasetQuery): Promise<{ total: number; rows: DatasetRow[] }> {
+    let q = this.db
+      .selectFrom('datasets')
+      .where('status', '=', 'active')
+      .where((eb) =>
+        eb.or([
+          eb('tenant_id', '=', query.visibleTo.userTenant),
+          ...(query.visibleTo.teamTenants.length
+            ? [eb.and([eb('tenant_id', 'in', query.visibleTo.teamTenants), eb('permission', '=', 'team')])]
+            : []),
+        ]),
+      );
+    if (query.id) q = q.where('id', '=', query.id);
+    if (query.name) q = q.where('name_key', '=', query.name.toLowerCase());
+    if (query.keywords) q = q.where(sql<boolean>`name_key like ${'%' + escapeLike(query.keywords.toLowerCase()) + '%'} escape '\\'`);
+    const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const rows = await q
+      .selectAll()
+      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
+      .orderBy('id')
+      .offset(query.offset)
+      .limit(query.limit)
+      .execute();
+    return { total: Number(total.n), rows };
+  }
+
+  async update(id: string, patch: DatasetPatch): Promise<void> {
+    await this.db.updateTable('datasets').set(patch).where('id', '=', id).execute();
+  }
+
+  /** Marks datasets invisible; their content is removed by the deleteDatasets workflow. */
+  async markDeleting(ids: string[], now: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.updateTable('datasets').set({ status: 'deleting', update_time: now }).where('id', 'in', ids).execute();
+  }
+
+  async deletingIds(): Promise<string[]> {
+    const rows = await this.db.selectFrom('datasets').select('id').where('status', '=', 'deleting').execute();
+    return rows.map((r) => r.id);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.db.deleteFrom('datasets').where('id', '=', id).execute();
+  }
+}
+
+/** Escapes LIKE wildcards so user text matches literally (used with `escape '\\'`). */
+export function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
+}

@@ -1,0 +1,146 @@
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { Database, DocumentsTable } from './schema.js';
+import { escapeLike } from './datasets.js';
+
+export type DocumentRow = Selectable<DocumentsTable>;
+export type DocumentPatch = Updateable<DocumentsTable>;
+export type RunState = DocumentRow['run'];
+export const RUN_STATES: RunState[] = ['UNSTART', 'RUNNING', 'CANCEL', 'DONE', 'FAIL'];
+
+export interface DocumentQuery {
+  datasetId: string;
+  id?: string;
+  name?: string;
+  keywords?: string;
+  run?: RunState[];
+  createdFrom?: number;
+  createdTo?: number;
+  orderBy: 'create_time' | 'update_time' | 'name';
+  desc: boolean;
+  offset: number;
+  limit: number;
+}
+
+export class DocumentRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: DocumentRow): Promise<void> {
+    await this.db.insertInto('documents').values(row).execute();
+  }
+
+  byId(id: string): Promise<DocumentRow | undefined> {
+    return this.db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  byIds(datasetId: string, ids: string[]): Promise<DocumentRow[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('documents').selectAll().where('dataset_id', '=', datasetId).where('id', 'in', ids).execute();
+  }
+
+  listByDataset(datasetId: string): Promise<DocumentRow[]> {
+    return this.db.selectFrom('documents').selectAll().where('dataset_id', '=', datasetId).execute();
+  }
+
+  async names(datasetId: string): Promise<Set<string>> {
+    const rows = await this.db.selectFrom('documents').select('name').where('dataset_id', '=', datasetId).execute();
+    return new Set(rows.map((r) => r.name.toLowerCase()));
+  }
+
+  async list(q: DocumentQuery): Promise<{ total: number; rows: DocumentRow[] }> {
+    let query = this.db.selectFrom('documents').where('dataset_id', '=', q.datasetId);
+    if (q.id) query = query.where('id', '=', q.id);
+    if (q.name) query = query.where('name', '=', q.name);
+    if (q.keywords) query = query.where(sql<boolean>`lower(name) like ${'%' + escapeLike(q.keywords.toLowerCase()) + '%'} escape '\\'`);
+    if (q.run?.length) query = query.where('run', 'in', q.run);
+    if (q.createdFrom) query = query.where('create_time', '>=', q.createdFrom);
+    if (q.createdTo) query = query.where('create_time', '<=', q.createdTo);
+    const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const rows = await query
+      .selectAll()
+      .orderBy(q.orderBy, q.desc ? 'desc' : 'asc')
+      .orderBy('id')
+      .offset(q.offset)
+      .limit(q.limit)
+      .execute();
+    return { total: Number(total.n), rows };
+  }
+
+  async update(id: string, patch: DocumentPatch): Promise<void> {
+    await this.db.updateTable('documents').set(patch).where('id', '=', id).execute();
+  }
+
+  /** Writes a parse run's state only while that run is the document's current one (stale runs write nothing). */
+  async updateRun(id: string, runSeq: number, patch: DocumentPatch, requireRun?: RunState): Promise<boolean> {
+    let q = this.db.updateTable('documents').set(patch).where('id', '=', id).where('run_seq', '=', runSeq);
+    if (requireRun) q = q.where('run', '=', requireRun);
+    const res = await q.executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Atomically moves a document that is not RUNNING into RUNNING with a new run number.
+   * Returns the run number, or undefined when the document is already running.
+   */
+  async beginRun(id: string, now: number): Promise<number | undefined> {
+    const res = await this.db
+      .updateTable('documents')
+      .set((eb) => ({
+        run: 'RUNNING',
+        run_seq: eb('run_seq', '+', 1),
+        progress: 0,
+        progress_msg: 'Queued for parsing',
+        process_begin_at: now,
+        process_duration: 0,
+        update_time: now,
+      }))
+      .where('id', '=', id)
+      .where('run', '!=', 'RUNNING')
+      .returning('run_seq')
+      .executeTakeFirst();
+    return res?.run_seq;
+  }
+
+  async delete(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.deleteFrom('documents').where('id', 'in', ids).execute();
+  }
+
+  async deleteByDataset(datasetId: string): Promise<void> {
+    await this.db.deleteFrom('documents').where('dataset_id', '=', datasetId).execute();
+  }
+
+  /** Document counts per run state for each dataset. */
+  async runCounts(datasetIds: string[]): Promise<Map<string, Record<RunState, number>>> {
+    const out = new Map<string, Record<RunState, number>>();
+    for (const id of datasetIds) out.set(id, { UNSTART: 0, RUNNING: 0, CANCEL: 0, DONE: 0, FAIL: 0 });
+    if (datasetIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('documents')
+      .select(['dataset_id', 'run', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('dataset_id', 'in', datasetIds)
+      .groupBy(['dataset_id', 'run'])
+      .execute();
+    for (const r of rows) out.get(r.dataset_id)![r.run] = Number(r.n);
+    return out;
+  }
+
+  /** Document and chunk totals per dataset. */
+  async totals(datasetIds: string[]): Promise<Map<string, { documents: number; chunks: number; tokens: number }>> {
+    const out = new Map<string, { documents: number; chunks: number; tokens: number }>();
+    for (const id of datasetIds) out.set(id, { documents: 0, chunks: 0, tokens: 0 });
+    if (datasetIds.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('documents')
+      .select((eb) => [
+        'dataset_id',
+        eb.fn.countAll<number>().as('documents'),
+        eb.fn.sum<number>('chunk_count').as('chunks'),
+        eb.fn.sum<number>('token_count').as('tokens'),
+      ])
+      .where('dataset_id', 'in', datasetIds)
+      .groupBy('dataset_id')
+      .execute();
+    for (const r of rows) out.set(r.dataset_id, { documents: Number(r.documents), chunks: Number(r.chunks ?? 0), tokens: Number(r.tokens ?? 0) });
+    return out;
+  }
+}

@@ -1,0 +1,27 @@
+import type { MetaDb } from './db.js';
+import { UserRepo } from './users.js';
+import { ApiKeyRepo } from './api-keys.js';
+import { DatasetRepo } from './datasets.js';
+import { DocumentRepo } from './documents.js';
+import { ProviderRepo } from './providers.js';
+
+/** The MetaStore: one repository per table group, all SQL lives below src/store. */
+export class MetaStore {
+  readonly users: UserRepo;
+  readonly apiKeys: ApiKeyRepo;
+  readonly datasets: DatasetRepo;
+  readonly documents: DocumentRepo;
+  readonly providers: ProviderRepo;
+
+  constructor(readonly db: MetaDb) {
+    this.users = new UserRepo(db.kysely);
+    this.apiKeys = new ApiKeyRepo(db.kysely);
+    this.datasets = new DatasetRepo(db.kysely);
+    this.documents = new DocumentRepo(db.kysely);
+    this.providers = new ProviderRepo(db.kysely);
+  }
+
+  async ping(): Promise<void> {
+    this.db.sqlite.prepare('select 1').get();
+  }
+}

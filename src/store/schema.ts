@@ -1,0 +1,122 @@
+import type { Generated } from 'kysely';
+
+/** Tables of the MetaStore. JSON columns hold text; timestamps are epoch milliseconds. */
+export interface UsersTable {
+  id: string;
+  email: string;
+  nickname: string;
+  password_hash: string;
+  is_admin: number;
+  create_time: number;
+  update_time: number;
+}
+
+export interface TenantMembersTable {
+  tenant_id: string;
+  user_id: string;
+  role: 'owner' | 'normal';
+  create_time: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  /** First characters of the token, shown in listings since the token itself is not kept. */
+  token_prefix: string;
+  name: string;
+  create_time: number;
+  last_used_at: number | null;
+}
+
+export interface DatasetsTable {
+  id: string;
+  tenant_id: string;
+  created_by: string;
+  name: string;
+  /** Lower-cased name: names are unique per tenant case-insensitively. */
+  name_key: string;
+  avatar: string | null;
+  description: string | null;
+  embedding_model: string;
+  permission: 'me' | 'team';
+  chunk_method: string;
+  parser_config: string;
+  pagerank: number;
+  language: string;
+  /** 'active', or 'deleting' while the deleteDatasets workflow removes its content. */
+  status: 'active' | 'deleting';
+  create_time: number;
+  update_time: number;
+}
+
+export interface DocumentsTable {
+  id: string;
+  dataset_id: string;
+  tenant_id: string;
+  name: string;
+  /** BlobStore key of the original bytes. */
+  location: string;
+  size: number;
+  type: string;
+  suffix: string;
+  chunk_method: string;
+  parser_config: string;
+  source_type: string;
+  created_by: string;
+  run: 'UNSTART' | 'RUNNING' | 'CANCEL' | 'DONE' | 'FAIL';
+  progress: number;
+  progress_msg: string;
+  process_begin_at: number | null;
+  process_duration: number;
+  chunk_count: number;
+  token_count: number;
+  meta_fields: string;
+  /** Parse run number; a parse workflow writes results only for the run it was started for. */
+  run_seq: Generated<number>;
+  create_time: number;
+  update_time: number;
+}
+
+export interface ProviderInstancesTable {
+  id: string;
+  tenant_id: string;
+  /** Provider kind, e.g. OpenAI-API-Compatible, Ollama, Xinference. */
+  factory: string;
+  instance_name: string;
+  api_key: string;
+  base_url: string;
+  create_time: number;
+  update_time: number;
+}
+
+export interface ProviderModelsTable {
+  id: string;
+  instance_id: string;
+  model_name: string;
+  /** JSON list of chat | embedding | rerank. */
+  model_types: string;
+  max_tokens: number;
+  /** Image-to-text capable (the vision toggle). */
+  vision: number;
+  create_time: number;
+}
+
+export interface TenantDefaultsTable {
+  tenant_id: string;
+  chat_model: string | null;
+  embedding_model: string | null;
+  rerank_model: string | null;
+  update_time: number;
+}
+
+export interface Database {
+  provider_instances: ProviderInstancesTable;
+  provider_models: ProviderModelsTable;
+  tenant_defaults: TenantDefaultsTable;
+  users: UsersTable;
+  tenant_members: TenantMembersTable;
+  api_keys: ApiKeysTable;
+  datasets: DatasetsTable;
+  documents: DocumentsTable;
+}

@@ -1,0 +1,20 @@
+import path from 'node:path';
+import type { Config } from './config.js';
+import type { MetaDb } from './store/db.js';
+import { MetaStore } from './store/index.js';
+import { FsBlobStore } from './blobs/fs-blob-store.js';
+import { SqliteChunkIndex } from './index/sqlite-index.js';
+import { ProviderService } from './services/providers.js';
+import { ModelClients } from './services/model-clients.js';
+import type { ActivityDeps } from '../activities/deps.js';
+
+/** The one place that picks concrete implementations of the ports from configuration. */
+export function buildActivityDeps(config: Config, db: MetaDb): ActivityDeps {
+  const store = new MetaStore(db);
+  return {
+    store,
+    index: new SqliteChunkIndex(db.sqlite),
+    blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')),
+    models: new ModelClients(new ProviderService(store)),
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * Deterministic behaviour shared by the fake model servers, so tests can predict exact outputs:
+ * - chat: an AnswerScript maps the request messages to {reasoning?, answer}; the default `echoAnswer`
+ *   answers `Echo: <last user message>`; streamed "tokens" are whitespace-delimited words (`splitTokens`);
+ * - embeddings: `fakeEmbedding` = hashed bag of words, L2-normalised (texts sharing words are similar);
+ * - rerank: `overlapScore` = share of the query's distinct words found in the document (0..1).
+ */
+
+export interface FakeMessage {
+  role: string;
+  content: string;
+}
+
+export interface ScriptedAnswer {
+  /** Streamed first, as the provider's reasoning field or inside <think> tags (see reasoningStyle). */
+  reasoning?: string;
+  answer: string;
+}
+
+export type AnswerScript = (messages: FakeMessage[], model: string) => ScriptedAnswer;
+
+export interface FakeFailure {
+  /** HTTP status to answer with. */
+  status: number;
+  message?: string;
+  /** Only requests whose path starts with this fail (default: all). */
+  path?: string;
+  /** Fail this many requests, then recover (default: every request). */
+  times?: number;
+}
+
+/** Mutable at run time through the fake's `behaviour` property. */
+export interface FakeBehaviour {
+  answer: AnswerScript;
+  /** Delay before the first streamed token (time to first token). */
+  ttftMs: number;
+  /** Delay between streamed tokens. A non-streamed reply waits ttftMs + tokens * tokenDelayMs. */
+  tokenDelayMs: number;
+  /** Embedding dimensions. */
+  dims: number;
+  /** 'field': reasoning_content (OpenAI-style) / message.thinking (Ollama); 'think-tags': inline in content. */
+  reasoningStyle: 'field' | 'think-tags';
+  failure?: FakeFailure;
+}
+
+export function lastUserMessage(messages: FakeMessage[]): string {
+  return [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+}
+
+/** Default script: `Echo: <last user message>`, no reasoning. */
+export const echoAnswer: AnswerScript = (messages) => ({ answer: `Echo: ${lastUserMessage(messages)}` });
+
+export function fixedAnswer(answer: string, reasoning?: string): AnswerScript {
+  return () => ({ answer, reasoning });
+}
+
+/** An answer of exactly `n` tokens (`tok0 tok1 ...`), e.g. for streaming benchmarks. */
+export function tokensAnswer(n: number): AnswerScript {
+  const answer = Array.from({ length: n }, (_, i) => `tok${i}`).join(' ');
+  return () => ({ answer });
+}
+
+export const DEFAULT_BEHAVIOUR: FakeBehaviour = {
+  answer: echoAnswer,
+  ttftMs: 0,
+  tokenDelayMs: 0,
+  dims: 64,
+  reasoningStyle: 'field',
+};
+
+/** Splits text into streaming tokens: each word with its leading whitespace; concatenation gives back the text. */
+export function splitTokens(text: string): string[] {
+  return text.match(/\s*\S+|\s+$/g) ?? [];
+}
+
+export function words(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/** Hashed bag-of-words embedding, unit length; a text without words maps to the first axis. */
+export function fakeEmbedding(text: string, dims: number): number[] {
+  const v = new Array<number>(dims).fill(0);
+  for (const w of words(text)) v[fnv1a(w) % dims]! += fnv1a(`${w}#sign`) & 1 ? 1 : -1;
+  const norm = Math.hypot(...v);
+  if (norm === 0) {
+    v[0] = 1;
+    return v;
+  }
+  return v.map((x) => x / norm);
+}
+
+/** Share of the query's distinct words that occur in the document, 0..1. */
+export function overlapScore(query: string, document: string): number {
+  const q = new Set(words(query));
+  if (q.size === 0) return 0;
+  const d = new Set(words(document));
+  let hits = 0;
+  for (const w of q) if (d.has(w)) hits++;
+  return hits / q.size;
+}
+
+export function countTokens(texts: string[]): number {
+  return texts.reduce((n, t) => n + splitTokens(t).length, 0);
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export interface FakeToken {
+  kind: 'reasoning' | 'answer';
+  text: string;
+}
+
+/** The tokens a fake streams for a scripted answer, honouring the reasoning style. */
+export function scriptedTokens(scripted: ScriptedAnswer, style: FakeBehaviour['reasoningStyle']): FakeToken[] {
+  if (scripted.reasoning && style === 'think-tags') {
+    return splitTokens(`<think>${scripted.reasoning}</think>\n\n${scripted.answer}`).map((text) => ({ kind: 'answer', text }));
+  }
+  return [
+    ...splitTokens(scripted.reasoning ?? '').map((text) => ({ kind: 'reasoning' as const, text })),
+    ...splitTokens(scripted.answer).map((text) => ({ kind: 'answer' as const, text })),
+  ];
+}
+
+/** Emits tokens with the scripted time to first token and per-token delay; stops early if the client left. */
+export async function playTokens(
+  tokens: FakeToken[],
+  behaviour: FakeBehaviour,
+  closed: () => boolean,
+  emit: (token: FakeToken) => void,
+): Promise<void> {
+  await sleep(behaviour.ttftMs);
+  for (let i = 0; i < tokens.length; i++) {
+    if (closed()) return;
+    if (i > 0 && behaviour.tokenDelayMs > 0) await sleep(behaviour.tokenDelayMs);
+    emit(tokens[i]!);
+  }
+}
+
+/** How long a non-streamed reply takes: the same time the stream would. */
+export function replyDelay(tokens: number, behaviour: FakeBehaviour): number {
+  return behaviour.ttftMs + Math.max(0, tokens - 1) * behaviour.tokenDelayMs;
+}

@@ -1,0 +1,9 @@
+import { stopHarness } from './integration/harness.js';
+
+/** Root hooks: whatever the run started is always stopped. */
+export const mochaHooks = {
+  async afterAll(this: Mocha.Context) {
+    this.timeout(60_000);
+    await stopHarness();
+  },
+};

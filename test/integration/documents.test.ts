@@ -1,0 +1,301 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { harness } from './harness.js';
+import { Api, newUser, eventually } from './client.js';
+import { getDoc, longText, upload, waitForRun } from './documents-helpers.js';
+import { makeDocx, makePdf } from '../fixtures/generate.js';
+import { openDatabase } from '../../src/store/db.js';
+
+describe('documents over HTTP', function () {
+  this.timeout(180_000);
+  let api: Api;
+  let datasetId: string;
+
+  before(async () => {
+    api = (await newUser('docs')).api;
+    datasetId = (await api.post('/datasets', { name: 'docs' })).body.data.id;
+  });
+
+  describe('upload', () => {
+    it('stores each file as an UNSTART document with its size and the dataset chunk method', async () => {
+      const pdf = await makePdf({ pages: 2, paragraphsPerPage: 2 });
+      const res = await upload(api, datasetId, [
+        { name: 'report.pdf', bytes: pdf },
+        { name: 'notes.txt', bytes: Buffer.from('hello cairn') },
+      ]);
+      assert.equal(res.status, 200);
+      const [a, b] = res.body.data;
+      assert.equal(a.name, 'report.pdf');
+      assert.equal(a.size, pdf.byteLength);
+      assert.equal(a.run, 'UNSTART');
+      assert.equal(a.chunk_method, 'naive');
+      assert.equal(a.parser_config.chunk_token_num, 128, 'document-level naive default');
+      assert.equal(a.source_type, 'local');
+      assert.equal(a.progress, 0);
+      assert.equal(b.name, 'notes.txt');
+    });
+
+    it('keeps the good files of a batch and reports each failed one with its reason', async () => {
+      const res = await upload(api, datasetId, [
+        { name: 'good.md', bytes: Buffer.from('# Title\n\nbody') },
+        { name: 'bad.xyz', bytes: Buffer.from('???') },
+        { name: 'empty.txt', bytes: new Uint8Array() },
+      ]);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body.data.map((d: any) => d.name), ['good.md']);
+      assert.deepEqual(res.body.errors.map((e: any) => e.name), ['bad.xyz', 'empty.txt']);
+      assert.match(res.body.errors[0].message, /not been supported/);
+    });
+
+    it('answers 400 when every file fails, and stores nothing', async () => {
+      const before = (await api.get(`/datasets/${datasetId}/documents`)).body.data.total;
+      const res = await upload(api, datasetId, [{ name: 'bad.xyz', bytes: Buffer.from('x') }]);
+      assert.equal(res.status, 400);
+      assert.match(res.body.message, /bad\.xyz/);
+      assert.equal((await api.get(`/datasets/${datasetId}/documents`)).body.data.total, before);
+    });
+
+    it('suffixes a duplicate name', async () => {
+      const res = await upload(api, datasetId, [{ name: 'report.pdf', bytes: await makePdf({ pages: 1, paragraphsPerPage: 1 }) }]);
+      assert.equal(res.body.data[0].name, 'report(1).pdf');
+    });
+
+    it('answers 400 to a request without multipart files', async () => {
+      const res = await api.post(`/datasets/${datasetId}/documents`, { file: 'x' });
+      assert.equal(res.status, 400);
+    });
+  });
+
+  describe('list', () => {
+    let ds: string;
+    before(async () => {
+      ds = (await api.post('/datasets', { name: 'listing' })).body.data.id;
+      for (const name of ['alpha.txt', 'beta.txt', 'gamma.md']) {
+        await upload(api, ds, [{ name, bytes: Buffer.from(`content of ${name}`) }]);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    });
+
+    it('matches keywords on names, pages, and orders', async () => {
+      const kw = await api.get(`/datasets/${ds}/documents`, { keywords: 'ALPHA' });
+      assert.deepEqual(kw.body.data.docs.map((d: any) => d.name), ['alpha.txt']);
+      const paged = await api.get(`/datasets/${ds}/documents`, { page: 2, page_size: 2, order_by: 'name', desc: false });
+      assert.equal(paged.body.data.total, 3);
+      assert.deepEqual(paged.body.data.docs.map((d: any) => d.name), ['gamma.md']);
+    });
+
+    it('filters by creation time in Unix seconds, 0 meaning no filter', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const none = await api.get(`/datasets/${ds}/documents`, { create_time_from: now + 3600 });
+      assert.equal(none.body.data.total, 0);
+      const all = await api.get(`/datasets/${ds}/documents`, { create_time_from: 0, create_time_to: 0 });
+      assert.equal(all.body.data.total, 3);
+      const until = await api.get(`/datasets/${ds}/documents`, { create_time_to: now + 3600 });
+      assert.equal(until.body.data.total, 3);
+    });
+  });
+
+  describe('download', () => {
+    it('returns the original bytes with the filename and content type', async () => {
+      const docx = await makeDocx();
+      const doc = (await upload(api, datasetId, [{ name: 'letter.docx', bytes: docx }])).body.data[0];
+      const res = await fetch(`${api.url}/api/v1/datasets/${datasetId}/documents/${doc.id}`, { headers: { Authorization: `Bearer ${api.key}` } });
+      assert.equal(res.status, 200);
+      assert.ok(Buffer.from(await res.arrayBuffer()).equals(docx), 'byte-exact');
+      assert.match(res.headers.get('content-type')!, /wordprocessingml/);
+      assert.match(res.headers.get('content-disposition')!, /letter\.docx/);
+    });
+
+    it('answers 404 when the file is missing from storage', async () => {
+      const h = await harness();
+      const doc = (await upload(api, datasetId, [{ name: 'gone.txt', bytes: Buffer.from('soon gone') }])).body.data[0];
+      fs.rmSync(path.join(h.config.dataDir, 'blobs', 'datasets', datasetId, 'documents', doc.id));
+      const res = await api.get(`/datasets/${datasetId}/documents/${doc.id}`);
+      assert.equal(res.status, 404);
+      assert.match(res.body.message, /missing from storage/);
+    });
+  });
+
+  describe('parsing', () => {
+    it('parses a document to DONE with chunks, tokens, progress and timings; dataset counts follow', async () => {
+      const ds = (await api.post('/datasets', { name: 'parse-ok' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'guide.pdf', bytes: await makePdf({ pages: 3, paragraphsPerPage: 3 }) }])).body.data[0];
+      const start = await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] });
+      assert.equal(start.status, 200);
+      const done = await waitForRun(api, ds, doc.id);
+      assert.equal(done.run, 'DONE', done.progress_msg);
+      assert.equal(done.progress, 1);
+      assert.ok(done.chunk_count > 0);
+      assert.ok(done.token_count > 0);
+      assert.ok(done.process_duration > 0);
+      assert.ok(done.process_begin_at);
+      assert.match(done.progress_msg, /chunks/);
+      const list = await api.get('/datasets', { id: ds, include_parsing_status: true });
+      assert.equal(list.body.data[0].done_count, 1);
+      assert.equal(list.body.data[0].chunk_count, done.chunk_count);
+    });
+
+    it('does not start a second run for a running document', async () => {
+      const ds = (await api.post('/datasets', { name: 'parse-twice' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'long.txt', bytes: longText(1500) }])).body.data[0];
+      assert.equal((await api.post(`/datasets/${ds}/documents/parse`, { document_ids: [doc.id] })).status, 200);
+      const again = await api.post(`/datasets/${ds}/documents/parse`, { document_ids: [doc.id] });
+      assert.equal(again.status, 400);
+      assert.match(again.body.message, /already being parsed/);
+      const done = await waitForRun(api, ds, doc.id);
+      assert.equal(done.run, 'DONE');
+    });
+
+    it('stops a running parse: CANCEL, partial chunks removed', async () => {
+      const ds = (await api.post('/datasets', { name: 'parse-stop' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'long.txt', bytes: longText(4000) }])).body.data[0];
+      await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] });
+      await eventually(async () => (await getDoc(api, ds, doc.id)).progress > 0.45, 60_000, 100);
+      const stopped = await api.delete(`/datasets/${ds}/chunks`, { document_ids: [doc.id] });
+      assert.equal(stopped.status, 200);
+      const t0 = Date.now();
+      const end = await waitForRun(api, ds, doc.id, ['CANCEL', 'DONE', 'FAIL'], 30_000);
+      assert.equal(end.run, 'CANCEL');
+      assert.ok(Date.now() - t0 < 10_000, 'the cancel is prompt');
+      assert.equal(end.chunk_count, 0);
+      assert.equal(await indexedChunks(doc.id), 0);
+    });
+
+    it('refuses to stop a document that is not running', async () => {
+      const ds = (await api.post('/datasets', { name: 'stop-idle' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'a.txt', bytes: Buffer.from('idle') }])).body.data[0];
+      const res = await api.post(`/datasets/${ds}/documents/stop`, { document_ids: [doc.id] });
+      assert.equal(res.status, 400);
+      assert.match(res.body.message, /not RUNNING/);
+    });
+
+    it('recovers when the worker is killed mid-parse: DONE, no duplicate chunks', async () => {
+      const h = await harness();
+      const ds = (await api.post('/datasets', { name: 'parse-kill' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'long.txt', bytes: longText(2500) }])).body.data[0];
+      await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] });
+      await eventually(async () => (await getDoc(api, ds, doc.id)).progress > 0.5, 60_000, 100);
+      await h.killWorker();
+      const done = await waitForRun(api, ds, doc.id, ['DONE', 'FAIL', 'CANCEL'], 150_000);
+      assert.equal(done.run, 'DONE', done.progress_msg);
+      assert.equal(await indexedChunks(doc.id), done.chunk_count);
+      assert.ok(done.chunk_count >= 2500 / 10, `${done.chunk_count} chunks`);
+    });
+
+    it('re-parsing a DONE document replaces its chunks', async () => {
+      const ds = (await api.post('/datasets', { name: 'reparse' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'r.md', bytes: Buffer.from('# Cairns\n\nStacks of stones mark trails.\n\n## Use\n\nHikers follow them.') }])).body.data[0];
+      await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] });
+      const first = await waitForRun(api, ds, doc.id);
+      assert.equal(first.run, 'DONE');
+      const firstIds = await indexedChunkIds(doc.id);
+      await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] });
+      const second = await waitForRun(api, ds, doc.id);
+      assert.equal(second.chunk_count, first.chunk_count);
+      const secondIds = await indexedChunkIds(doc.id);
+      assert.equal(secondIds.length, first.chunk_count);
+      assert.ok(secondIds.every((id) => !firstIds.includes(id)), 'old chunks are gone');
+    });
+
+    it('fails a corrupt file with the reason in progress_msg and keeps the others', async () => {
+      const ds = (await api.post('/datasets', { name: 'parse-fail' })).body.data.id;
+      const docs = (await upload(api, ds, [
+        { name: 'broken.pdf', bytes: Buffer.from('%PDF-1.7 this is not really a pdf') },
+        { name: 'fine.txt', bytes: Buffer.from('a perfectly fine file') },
+      ])).body.data;
+      await api.post(`/datasets/${ds}/chunks`, { document_ids: docs.map((d: any) => d.id) });
+      const broken = await waitForRun(api, ds, docs[0].id);
+      const fine = await waitForRun(api, ds, docs[1].id);
+      assert.equal(broken.run, 'FAIL');
+      assert.match(broken.progress_msg, /broken\.pdf/);
+      assert.equal(fine.run, 'DONE');
+      const counts = (await api.get('/datasets', { id: ds, include_parsing_status: true })).body.data[0];
+      assert.equal(counts.fail_count, 1);
+      assert.equal(counts.done_count, 1);
+    });
+
+    it('changing the chunk method resets the parse state and removes the chunks', async () => {
+      const ds = (await api.post('/datasets', { name: 'method-change' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'm.txt', bytes: Buffer.from('one line\nanother line') }])).body.data[0];
+      await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] });
+      assert.equal((await waitForRun(api, ds, doc.id)).run, 'DONE');
+      const res = await api.patch(`/datasets/${ds}/documents/${doc.id}`, { chunk_method: 'one' });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.data.run, 'UNSTART');
+      assert.equal(res.body.data.chunk_count, 0);
+      assert.equal(res.body.data.chunk_method, 'one');
+      assert.equal(await indexedChunks(doc.id), 0);
+    });
+  });
+
+  describe('update and delete', () => {
+    it('renames (keeping the extension) and sets meta_fields', async () => {
+      const doc = (await upload(api, datasetId, [{ name: 'rename-me.txt', bytes: Buffer.from('x') }])).body.data[0];
+      const res = await api.patch(`/datasets/${datasetId}/documents/${doc.id}`, { name: 'renamed.txt', meta_fields: { author: 'Ada', year: 1843 } });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.data.name, 'renamed.txt');
+      assert.deepEqual(res.body.data.meta_fields, { author: 'Ada', year: 1843 });
+      const ext = await api.patch(`/datasets/${datasetId}/documents/${doc.id}`, { name: 'renamed.pdf' });
+      assert.equal(ext.status, 400);
+    });
+
+    it('deletes documents with their chunks and stored files; the shared rule applies', async () => {
+      const h = await harness();
+      const ds = (await api.post('/datasets', { name: 'delete-docs' })).body.data.id;
+      const docs = (await upload(api, ds, [
+        { name: 'd1.txt', bytes: Buffer.from('first document about cairns') },
+        { name: 'd2.txt', bytes: Buffer.from('second document about trails') },
+      ])).body.data;
+      await api.post(`/datasets/${ds}/chunks`, { document_ids: [docs[0].id] });
+      await waitForRun(api, ds, docs[0].id);
+      assert.equal((await api.delete(`/datasets/${ds}/documents`, {})).body.data.deleted, 0);
+      const res = await api.delete(`/datasets/${ds}/documents`, { ids: [docs[0].id] });
+      assert.equal(res.body.data.deleted, 1);
+      assert.equal(await indexedChunks(docs[0].id), 0);
+      assert.ok(!fs.existsSync(path.join(h.config.dataDir, 'blobs', 'datasets', ds, 'documents', docs[0].id)));
+      assert.equal((await api.delete(`/datasets/${ds}/documents`, { ids: ['0'.repeat(32)] })).status, 404);
+      assert.equal((await api.delete(`/datasets/${ds}/documents`, { delete_all: true })).body.data.deleted, 1);
+    });
+  });
+
+  describe('tenant isolation', () => {
+    it('hides another tenant’s documents on every route', async () => {
+      const other = (await newUser('intruder')).api;
+      const doc = (await upload(api, datasetId, [{ name: 'secret.txt', bytes: Buffer.from('secret') }])).body.data[0];
+      const checks = [
+        await upload(other, datasetId, [{ name: 'x.txt', bytes: Buffer.from('x') }]),
+        await other.get(`/datasets/${datasetId}/documents`),
+        await other.patch(`/datasets/${datasetId}/documents/${doc.id}`, { name: 'mine.txt' }),
+        await other.get(`/datasets/${datasetId}/documents/${doc.id}`),
+        await other.delete(`/datasets/${datasetId}/documents`, { ids: [doc.id] }),
+        await other.post(`/datasets/${datasetId}/chunks`, { document_ids: [doc.id] }),
+        await other.delete(`/datasets/${datasetId}/chunks`, { document_ids: [doc.id] }),
+        await other.post(`/datasets/${datasetId}/documents/parse`, { document_ids: [doc.id] }),
+      ];
+      for (const res of checks) assert.equal(res.status, 404);
+      assert.equal((await getDoc(api, datasetId, doc.id)).name, 'secret.txt');
+    });
+  });
+});
+
+async function withDb<T>(fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<T>): Promise<T> {
+  const h = await harness();
+  const db = await openDatabase(path.join(h.config.dataDir, 'cairn.db'));
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function indexedChunkIds(documentId: string): Promise<string[]> {
+  return withDb(async (db) => {
+    const rows = db.sqlite.prepare('select id from chunk_chunks where document_id = ?').all(documentId) as { id: string }[];
+    return rows.map((r) => r.id);
+  });
+}
+
+async function indexedChunks(documentId: string): Promise<number> {
+  return (await indexedChunkIds(documentId)).length;
+}

@@ -1,0 +1,35 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../../src/config.js';
+
+/** A `cairn worker` child process, as operators run it, so tests can kill it mid-work. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** SIGKILL: the worker dies without finishing anything. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startWorkerProcess(config: Config, temporalAddress: string): Promise<WorkerProcess> {
+  const logFile = path.join(config.dataDir, `worker-${Date.now()}.log`);
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, [path.join(config.rootDir, 'bin', 'cairn.js'), 'worker'], {
+    env: { ...process.env, CAIRN_DATA_DIR: config.dataDir, TEMPORAL_ADDRESS: temporalAddress, CAIRN_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', out, out],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // The worker prints "worker polling ..." once it is connected.
+  const deadline = Date.now() + 60_000;
+  while (!fs.readFileSync(logFile, 'utf8').includes('worker polling')) {
+    if (child.exitCode !== null) throw new Error(`worker exited: ${fs.readFileSync(logFile, 'utf8')}`);
+    if (Date.now() > deadline) throw new Error(`worker did not start: ${fs.readFileSync(logFile, 'utf8')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+    fs.closeSync(out);
+  };
+  return { child, kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
+}

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { OllamaServer, sameOllamaModel } from '../../../src/models/ollama.js';
+import { createModel } from '../../../src/models/registry.js';
+import { cosine } from '../../../src/models/vector.js';
+import { closedPortUrl, fakeEmbedding, fixedAnswer, startFakeOllama, startFakeOpenAI, type FakeServer } from '../../fakes/index.js';
+import { collect, joined, rejectsModelError, timed } from './helpers.js';
+
+describe('models/ollama against the fake Ollama server', () => {
+  let fake: FakeServer;
+  beforeEach(async () => {
+    fake = await startFakeOllama({ dims: 48 });
+  });
+  afterEach(() => fake.close());
+
+  const chat = (name = 'llama3.2', base = fake.url) =>
+    createModel({ factory: 'Ollama', model_name: name, model_type: 'chat', base_url: base });
+  const embedder = (name = 'nomic-embed-text', base = fake.url) =>
+    createModel({ factory: 'Ollama', model_name: name, model_type: 'embedding', base_url: base });
+
+  it('checkConnection() accepts "Ollama is running" and rejects other servers', async () => {
+    await new OllamaServer(fake.url).checkConnection();
+    const other = await startFakeOpenAI();
+    try {
+      await rejectsModelError(() => new OllamaServer(other.url).checkConnection(), /Ollama/, /not an Ollama server/);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('treats name and name:latest as the same model', () => {
+    assert.ok(sameOllamaModel('llama3.2', 'llama3.2:latest'));
+    assert.ok(!sameOllamaModel('qwen3', 'qwen3:8b'));
+    assert.ok(sameOllamaModel('hf.co/org/model', 'hf.co/org/model:latest'));
+  });
+
+  it('streams NDJSON with thinking kept apart from the answer', async () => {
+    fake.behaviour.answer = fixedAnswer('It is 4.', 'Two plus two.');
+    const deltas = await collect(chat('qwen3:8b').stream([{ role: 'user', content: '2+2?' }], { temperature: 0.2, max_tokens: 50 }));
+    assert.equal(joined(deltas, 'reasoning'), 'Two plus two.');
+    assert.equal(joined(deltas, 'answer'), 'It is 4.');
+    const req = fake.requests.find((r) => r.path === '/api/chat')!;
+    assert.equal(req.body.stream, true);
+    assert.equal(req.body.model, 'qwen3:8b');
+    assert.deepEqual(req.body.options, { temperature: 0.2, num_predict: 50 });
+  });
+
+  it('streams the default echo answer and separates inline <think> tags', async () => {
+    assert.equal(joined(await collect(chat().stream([{ role: 'user', content: 'hello there' }])), 'answer'), 'Echo: hello there');
+    fake.behaviour.answer = fixedAnswer('Yes.', 'Hmm.');
+    fake.behaviour.reasoningStyle = 'think-tags';
+    const deltas = await collect(chat().stream([{ role: 'user', content: 'ok?' }]));
+    assert.equal(joined(deltas, 'reasoning'), 'Hmm.');
+    assert.equal(joined(deltas, 'answer'), 'Yes.');
+  });
+
+  it('complete() uses stream:false and drops thinking', async () => {
+    fake.behaviour.answer = fixedAnswer('Final.', 'secret thoughts');
+    assert.equal(await chat('qwen3:8b').complete([{ role: 'user', content: 'x' }]), 'Final.');
+    assert.equal(fake.requests.find((r) => r.path === '/api/chat')!.body.stream, false);
+  });
+
+  it('checks the model once per client, then only chats', async () => {
+    const model = chat();
+    await model.complete([{ role: 'user', content: 'a' }]);
+    await model.complete([{ role: 'user', content: 'b' }]);
+    assert.deepEqual(
+      fake.requests.map((r) => r.path),
+      ['/api/tags', '/api/show', '/api/chat', '/api/chat'],
+    );
+  });
+
+  it('names a model that is not pulled', async () => {
+    const err = await rejectsModelError(
+      () => collect(chat('mistral').stream([{ role: 'user', content: 'x' }])),
+      /Ollama: model 'mistral' is not pulled/,
+      /llama3\.2:latest/,
+    );
+    assert.equal(err.status, 400);
+    assert.ok(!fake.requests.some((r) => r.path === '/api/chat'));
+    await rejectsModelError(() => embedder('all-minilm').embed(['x']), /model 'all-minilm' is not pulled/);
+  });
+
+  it('rejects a model of the wrong type', async () => {
+    await rejectsModelError(() => chat('nomic-embed-text').complete([{ role: 'user', content: 'x' }]), /'nomic-embed-text'.*not a chat model/);
+    await rejectsModelError(() => embedder('llama3.2').embed(['x']), /'llama3\.2'.*not an embedding model/);
+  });
+
+  it('verify() checks the root text and the model', async () => {
+    await chat().verify!();
+    assert.deepEqual(fake.requests.map((r) => r.path), ['/', '/api/tags', '/api/show']);
+  });
+
+  it('embeds through /api/embed in batches with unit vectors', async () => {
+    const texts = Array.from({ length: 40 }, (_, i) => `ollama text ${i}`);
+    const vectors = await embedder().embed(texts);
+    assert.equal(vectors.length, 40);
+    const calls = fake.requests.filter((r) => r.path === '/api/embed');
+    assert.equal(calls.length, 2);
+    assert.equal(calls[0]!.body.input.length, 32);
+    vectors.forEach((v, i) => assert.ok(cosine(v, fakeEmbedding(texts[i]!, 48)) > 0.99999));
+  });
+
+  it('maps a server error in the middle of use', async () => {
+    fake.behaviour.failure = { status: 500, message: 'llama runner process has terminated', path: '/api/chat' };
+    await rejectsModelError(() => chat().complete([{ role: 'user', content: 'x' }]), /Ollama: server error \(HTTP 500\): llama runner process has terminated/);
+  });
+
+  it('fails fast with "connection refused" on a closed port', async () => {
+    const url = await closedPortUrl();
+    const { ms, error } = await timed(() => collect(chat('llama3.2', url).stream([{ role: 'user', content: 'x' }])));
+    assert.ok(ms < 2000, `took ${ms} ms`);
+    await rejectsModelError(() => Promise.reject(error), /^Ollama: connection refused at http:\/\/127\.0\.0\.1:\d+/);
+    await rejectsModelError(() => new OllamaServer(url).checkConnection(), /Ollama: connection refused/);
+  });
+
+  it('accepts a base URL with a trailing /v1', async () => {
+    assert.equal(await chat('llama3.2', `${fake.url}/v1/`).complete([{ role: 'user', content: 'v1' }]), 'Echo: v1');
+  });
+});

@@ -1,0 +1,2 @@
+export { deleteDatasets } from './delete-datasets.js';
+export { parseDocument } from './parse-document.js';
