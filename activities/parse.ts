@@ -9,7 +9,7 @@ import type { IndexedChunk } from '../src/index/types.js';
 import { extract, CorruptFileError, UnsupportedFormatError } from '../src/parsing/index.js';
 import { chunkDocument as runChunker, type ChunkMethod } from '../src/chunking/index.js';
 import { countTokens } from '../src/text/tokens.js';
-import { l2normalize } from '../src/models/vector.js';
+import { chunkVectors } from '../src/services/chunk-vectors.js';
 import { chunkImageKey } from '../src/services/blob-keys.js';
 import { nowMs, toDateTime } from '../src/time.js';
 import { readJson, readVectors, workPrefix, writeJson, writeVectors } from './work-files.js';
@@ -21,8 +21,6 @@ export interface RunRef {
 
 /** Embedding batch size: one model call, one heartbeat, one progress update. */
 const EMBED_BATCH = 32;
-/** RAGFlow's filename_embd_weight: the title's share of a chunk vector. */
-const TITLE_WEIGHT = 0.1;
 
 /** Progress bands of the stages, so the document's progress only goes up. */
 const BANDS = { extract: [0.02, 0.4], chunk: [0.4, 0.45], embed: [0.45, 0.95], index: [0.95, 1] } as const;
@@ -106,8 +104,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
           const key = `${vectorsPrefix}/${b}.bin`;
           if (await blobs.get(key)) continue;
           const batch = drafts.slice(b * EMBED_BATCH, (b + 1) * EMBED_BATCH);
-          const vectors = await model.embed(batch.map(embeddingText));
-          await writeVectors(blobs, key, vectors.map((v) => l2normalize(v.map((x, i) => (1 - TITLE_WEIGHT) * x + TITLE_WEIGHT * titleVector[i]))));
+          await writeVectors(blobs, key, await chunkVectors(model, titleVector, batch));
           heartbeat({ batch: b });
           const done = Math.min((b + 1) * EMBED_BATCH, drafts.length);
           await report(ref, from + ((to - from) * done) / drafts.length, `Embedding chunks: ${done}/${drafts.length}`);
@@ -212,11 +209,6 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       await blobs.deletePrefix(workPrefix(ref.datasetId, ref.documentId, ref.runSeq));
     },
   };
-}
-
-/** The text embedded for a chunk: its questions when it has some (as RAGFlow does), else its content. */
-function embeddingText(d: ChunkDraft): string {
-  return d.questions?.length ? d.questions.join('\n') : d.content;
 }
 
 /** Deterministic per run and position, so a retried index step overwrites instead of duplicating. */

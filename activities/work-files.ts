@@ -11,7 +11,11 @@ export function workPrefix(datasetId: string, documentId: string, runSeq: number
 
 /** JSON with Uint8Array values (images) carried as base64. */
 export async function writeJson(blobs: BlobStore, key: string, value: unknown): Promise<void> {
-  const text = JSON.stringify(value, (_k, v) => (v instanceof Uint8Array ? { $b64: Buffer.from(v).toString('base64') } : v));
+  // `this[key]` is the value before toJSON: a Buffer would otherwise arrive as {type:'Buffer',data:[...]}.
+  const text = JSON.stringify(value, function (this: Record<string, unknown>, key, v) {
+    const original = this[key];
+    return original instanceof Uint8Array ? { $b64: Buffer.from(original).toString('base64') } : v;
+  });
   await blobs.put(key, Buffer.from(text));
 }
 

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 counts=$(mktemp -d)
 trap 'rm -rf "$counts"' EXIT
 
+[ $# -eq 0 ] && set -- 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts'
 CAIRN_TEST_COUNTS="$counts/mocha.json" npx mocha --reporter test/reporter.cjs "$@"
 mocha_rc=$?
 

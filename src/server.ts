@@ -20,6 +20,16 @@ import { systemRoutes } from './api/routers/system.js';
 import { accountRoutes } from './api/routers/accounts.js';
 import { datasetRoutes } from './api/routers/datasets.js';
 import { documentRoutes } from './api/routers/documents.js';
+import { chunkRoutes } from './api/routers/chunks.js';
+import { retrievalRoutes } from './api/routers/retrieval.js';
+import { providerRoutes } from './api/routers/providers.js';
+import { ChunkService } from './services/chunks.js';
+import { RetrievalService } from './services/retrieval.js';
+import { chatRoutes } from './api/routers/chats.js';
+import { openaiRoutes } from './api/routers/openai.js';
+import { ChatService } from './services/chats.js';
+import { SessionService } from './services/sessions.js';
+import { ConversationService } from './services/conversations.js';
 import type { RouteSpec } from './api/routes.js';
 
 export interface Cairn {
@@ -83,6 +93,11 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     const providers = deps.models.providers;
     const datasets = new DatasetService(store, providers, workflows);
     const documents = new DocumentService(store, datasets, index, deps.blobs, workflows);
+    const chunks = new ChunkService(store, documents, index, deps.blobs, deps.models);
+    const retrieval = new RetrievalService(store, datasets, index, deps.models);
+    const chats = new ChatService(store, datasets, providers);
+    const sessions = new SessionService(store, chats);
+    const conversations = new ConversationService(store, chats, sessions, providers, deps.models, retrieval, log);
 
     const routes: RouteSpec[] = [];
     routes.push(
@@ -97,6 +112,11 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...accountRoutes(auth),
       ...datasetRoutes(datasets),
       ...documentRoutes(documents, config.uploadLimit),
+      ...chunkRoutes(chunks),
+      ...retrievalRoutes(retrieval),
+      ...providerRoutes(providers),
+      ...chatRoutes(chats, sessions, conversations),
+      ...openaiRoutes(conversations, auth),
     );
     const app = createHttpApp(routes, auth, log, config.jsonLimit);
     const server = http.createServer(app);

@@ -22,7 +22,7 @@ export function createHttpApp(routes: RouteSpec[], auth: AuthService, log: Logge
       try {
         const principal = spec.public ? (undefined as unknown as Principal) : await authenticate(auth, req);
         const query = spec.query ? validateQuery(spec.query, req.query as Record<string, unknown>) : req.query;
-        const body = spec.body ? validateBody(spec.body, req.body ?? {}) : req.body;
+        const body = spec.body ? validateBody(spec.body, req.body ?? {}, spec.bodyErrorCode) : req.body;
         const result = await spec.handler({ principal, params: req.params as Record<string, string>, query, body, req, res });
         if (spec.raw) return;
         if (result instanceof Reply) sendOk(res, result.data, result.extra);

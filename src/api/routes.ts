@@ -23,6 +23,8 @@ export interface RouteSpec {
   /** No credentials needed. */
   public?: boolean;
   body?: JsonSchema;
+  /** Envelope code for a body that fails validation (HTTP 400), when the spec names one (chunk update: 1002). */
+  bodyErrorCode?: number;
   query?: JsonSchema;
   /** Runs before validation (e.g. multipart parsing). */
   middleware?: RequestHandler[];

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../errors.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -22,9 +22,9 @@ function compile(ajv: Ajv, schema: JsonSchema): ValidateFunction {
 }
 
 /** Validates (and fills defaults into) a JSON body; throws a 400 naming the offending field. */
-export function validateBody<T>(schema: JsonSchema, body: unknown): T {
+export function validateBody<T>(schema: JsonSchema, body: unknown, code = 400): T {
   const fn = compile(bodyAjv, schema);
-  if (!fn(body)) throw badRequest(describe(fn.errors ?? [], 'body'));
+  if (!fn(body)) throw new ApiError(400, describe(fn.errors ?? [], 'body'), code);
   return body as T;
 }
 

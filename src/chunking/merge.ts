@@ -75,7 +75,8 @@ function* sized(pieces: readonly Piece[], budget: number): Generator<Sized> {
   for (const piece of pieces) {
     boundary ||= piece.boundary === true;
     if (!piece.text.trim()) continue;
-    const parts = splitToFit(piece.text, budget);
+    const tokens = countTokens(piece.text);
+    const parts = tokens <= budget ? [piece.text] : splitToFit(piece.text, budget);
     for (let i = 0; i < parts.length; i++) {
       const first = i === 0;
       yield {
@@ -83,7 +84,7 @@ function* sized(pieces: readonly Piece[], budget: number): Generator<Sized> {
         text: parts[i]!,
         joiner: first ? piece.joiner : '',
         boundary: first ? boundary : false,
-        tokens: countTokens(parts[i]!),
+        tokens: parts.length === 1 ? tokens : countTokens(parts[i]!),
       };
     }
     boundary = false;

@@ -75,6 +75,7 @@ export function mergeParserConfig(
   return merged;
 }
 
+/** `over` merged into a copy of `base`: objects key by key, anything else replaced, undefined skipped. */
 export function deepMerge(base: ParserConfig, over: ParserConfig): ParserConfig {
   const out: ParserConfig = { ...base };
   for (const [key, value] of Object.entries(over)) {

@@ -57,3 +57,11 @@ export function sectionChunks(sections: readonly Section[], options: SectionChun
 export function sectionText(section: Section): string {
   return section.kind === 'table' ? tableText(section) : section.text;
 }
+
+/** The non-blank texts of the sections, one per line. */
+export function joinSectionTexts(sections: readonly Section[]): string {
+  return sections
+    .map((s) => sectionText(s).trim())
+    .filter((t) => t.length > 0)
+    .join('\n');
+}

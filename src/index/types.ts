@@ -24,6 +24,14 @@ export interface IndexedChunk {
   vector: number[];
 }
 
+/** Raised by ChunkIndex.update for an id that is not in the index. */
+export class ChunkNotFoundError extends Error {
+  constructor(readonly chunkId: string) {
+    super(`Chunk not found: ${chunkId}`);
+    this.name = 'ChunkNotFoundError';
+  }
+}
+
 export type ChunkPatch = Partial<Omit<IndexedChunk, 'id' | 'tenant_id' | 'dataset_id' | 'document_id'>>;
 
 export interface ChunkFilter {
@@ -52,6 +60,7 @@ export interface CandidateFeatures {
   id: string;
   dataset_id: string;
   document_id: string;
+  document_name: string;
   /** Cosine similarity with the query vector (-1..1); null when the chunk has no vector of that dimension. */
   cosine: number | null;
   /** Whether the chunk's terms (content, important keywords, questions, document name) include the stem. */

@@ -62,11 +62,12 @@ abstract class OpenAICompatClient {
     });
   }
 
-  protected fail(err: unknown, deadline?: Deadline): unknown {
+  /** `idleTimedOut`: the stream was aborted by its idle timer. */
+  protected fail(err: unknown, callerSignal?: AbortSignal, idleTimedOut = false): unknown {
     const { provider, baseURL, model } = this.settings;
     if (err instanceof ModelError) return err;
-    if (deadline?.callerAborted) return deadline.signal.reason ?? err;
-    if (deadline?.fired) return timeoutError(provider, baseURL, 'stream (no data)', this.timeouts.idleMs);
+    if (callerSignal?.aborted) return callerSignal.reason ?? err;
+    if (idleTimedOut) return timeoutError(provider, baseURL, 'stream (no data)', this.timeouts.idleMs);
     if (err instanceof OpenAI.APIConnectionTimeoutError) {
       return timeoutError(provider, baseURL, 'request', this.timeouts.requestMs);
     }
@@ -114,7 +115,7 @@ export class OpenAIChatModel extends OpenAICompatClient implements ChatModel {
       if (deadline.signal.aborted) throw new Error('stream aborted');
       yield* splitter.end();
     } catch (err) {
-      throw this.fail(err, deadline);
+      throw this.fail(err, options.signal, deadline.fired);
     } finally {
       deadline.dispose();
       deadline.controller.abort();
@@ -129,7 +130,7 @@ export class OpenAIChatModel extends OpenAICompatClient implements ChatModel {
       );
       return stripThink(res.choices?.[0]?.message?.content ?? '');
     } catch (err) {
-      throw this.fail(err, new Deadline(options.signal));
+      throw this.fail(err, options.signal);
     }
   }
 

@@ -4,7 +4,7 @@ import { squash } from './text.js';
 import type { Section } from './types.js';
 
 /** Elements whose content is never document text. */
-const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'head', 'svg', 'iframe', 'object', 'embed', 'canvas']);
+const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'head', 'title', 'svg', 'iframe', 'object', 'embed', 'canvas']);
 const LISTS = new Set(['ul', 'ol']);
 const SKIPPED_IN_LIST_ITEM = new Set([...SKIPPED, ...LISTS]);
 const BLOCKS = new Set([

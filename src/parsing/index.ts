@@ -1,9 +1,9 @@
 import { CorruptFileError, OcrEngineError, UnsupportedFormatError } from './errors.js';
 import type { ExtractContext, ExtractOptions, Extractor } from './extractor.js';
-import { extractImage } from './extractors/image.js';
 import { extractDocx } from './extractors/docx.js';
 import { extractEml } from './extractors/eml.js';
 import { extractHtml } from './extractors/html.js';
+import { extractImage } from './extractors/image.js';
 import { extractJson, extractJsonLines } from './extractors/json.js';
 import { extractMarkdown } from './extractors/markdown.js';
 import { extractPdf } from './extractors/pdf.js';

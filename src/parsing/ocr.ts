@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createWorker, OEM, type Worker } from 'tesseract.js';
 import { OcrEngineError } from './errors.js';
+import { joinLines } from './text.js';
 
 /** Pixel box of a recognised paragraph in the image it was read from. */
 export interface OcrParagraph {
@@ -20,6 +21,15 @@ export interface OcrResult {
 const require = createRequire(import.meta.url);
 // The LSTM-only integer model: a third of the size of the legacy+LSTM data and as accurate for printed text.
 const LANG_PATH = path.join(path.dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
+
+/** No single image should take this long; past it the worker is presumed stuck. */
+const OCR_TIMEOUT_MS = 120_000;
+
+class OcrTimeout extends Error {
+  constructor() {
+    super(`text recognition gave no result within ${OCR_TIMEOUT_MS / 1000} s`);
+  }
+}
 
 let worker: Promise<Worker> | undefined;
 let queue: Promise<unknown> = Promise.resolve();
@@ -53,10 +63,23 @@ export function recognize(image: Uint8Array): Promise<OcrResult> {
   return serialized(async () => {
     const w = await sharedWorker();
     let data;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new OcrTimeout()), OCR_TIMEOUT_MS).unref();
+    });
     try {
-      ({ data } = await w.recognize(Buffer.from(image), {}, { text: true, blocks: true }));
+      ({ data } = await Promise.race([w.recognize(Buffer.from(image), {}, { text: true, blocks: true }), timeout]));
     } catch (error) {
-      throw new Error(typeof error === 'string' ? error : (error as Error).message);
+      // Undecodable images abort the WebAssembly module and a stuck job never ends: either way,
+      // start a fresh worker next time rather than trust this one.
+      if (worker) {
+        worker = undefined;
+        void w.terminate().catch(() => undefined);
+      }
+      if (error instanceof OcrTimeout) throw error;
+      throw new Error('the image data could not be decoded', { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
     const paragraphs = (data.blocks ?? [])
       .flatMap((block) => block.paragraphs)
@@ -64,7 +87,7 @@ export function recognize(image: Uint8Array): Promise<OcrResult> {
         text: p.lines
           .map((line) => line.text.trim())
           .filter(Boolean)
-          .join(' '),
+          .reduce((text, line) => (text ? joinLines(text, line) : line), ''),
         x0: p.bbox.x0,
         x1: p.bbox.x1,
         top: p.bbox.y0,

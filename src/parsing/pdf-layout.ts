@@ -1,3 +1,5 @@
+import { joinLines } from './text.js';
+
 /**
  * Turns positioned text runs of one PDF page into lines and paragraphs. Coordinates are PDF points with
  * y growing downwards from the top of the page. Pure geometry: no pdfjs types here.
@@ -84,12 +86,6 @@ export function groupLines(runs: TextRun[]): Line[] {
   }
   close();
   return lines;
-}
-
-/** Joins wrapped lines, undoing end-of-line hyphenation ("infor-" + "mation"). */
-export function joinLines(previous: string, next: string): string {
-  if (/\p{L}-$/u.test(previous) && /^\p{Ll}/u.test(next)) return previous.slice(0, -1) + next;
-  return `${previous} ${next}`;
 }
 
 /**

@@ -39,3 +39,9 @@ export function splitParagraphs(text: string): string[] {
 export function squash(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
+
+/** Joins a wrapped line to the text before it, undoing end-of-line hyphenation ("infor-" + "mation"). */
+export function joinLines(previous: string, next: string): string {
+  if (/\p{L}-$/u.test(previous) && /^\p{Ll}/u.test(next)) return previous.slice(0, -1) + next;
+  return `${previous} ${next}`;
+}

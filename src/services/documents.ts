@@ -133,6 +133,11 @@ export class DocumentService {
     return { ds, doc };
   }
 
+  /** A dataset the caller may manage (404/403 otherwise). */
+  datasetFor(p: Principal, datasetId: string): Promise<DatasetRow> {
+    return this.datasets.get(p, datasetId);
+  }
+
   async update(p: Principal, datasetId: string, documentId: string, input: UpdateDocumentInput) {
     const { ds, doc } = await this.get(p, datasetId, documentId);
     const patch: DocumentPatch = { update_time: nowMs() };

@@ -1,5 +1,5 @@
 /** The built-in, offline embedding model: the default embedding_model of every dataset. */
-export const BUILTIN_EMBEDDING_MODEL = 'BAAI/bge-small-en-v1.5@Builtin';
+export { BUILTIN_EMBEDDING_MODEL_ID as BUILTIN_EMBEDDING_MODEL } from '../models/builtin/spec.js';
 
 /** Which models a tenant may use. Implemented by the providers service. */
 export interface ModelCatalog {

@@ -5,19 +5,19 @@ import { newId } from '../ids.js';
 import { nowMs, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
 import { BUILTIN_EMBEDDING_MODEL, type ModelCatalog } from './model-catalog.js';
+import { createModel, findFactory, listFactories } from '../models/registry.js';
+import { BUILTIN_FACTORY, builtinSpecFor } from '../models/builtin/spec.js';
 import type { Principal } from './auth.js';
 
 export type ModelType = 'chat' | 'embedding' | 'rerank';
 export const MODEL_TYPES: ModelType[] = ['chat', 'embedding', 'rerank'];
 
-/** Provider kinds a tenant can configure, and whether each needs a base URL. */
-export const FACTORIES: Record<string, { baseUrlRequired: boolean; description: string }> = {
-  'OpenAI-API-Compatible': { baseUrlRequired: true, description: 'Any server speaking the OpenAI API (vLLM, LM Studio, LocalAI, ...)' },
-  OpenAI: { baseUrlRequired: false, description: 'OpenAI (base URL defaults to https://api.openai.com/v1)' },
-  Ollama: { baseUrlRequired: true, description: 'Local model runner (kind A), base URL http://host:11434' },
-  Xinference: { baseUrlRequired: true, description: 'Inference server (kind B), base URL http://host:9997/v1' },
-};
-export const BUILTIN_FACTORY = 'Builtin';
+/** A configurable provider kind (the built-in one needs no configuration). */
+function configurableFactory(name: string) {
+  const f = findFactory(name);
+  return f && f.kind !== 'builtin' ? f : undefined;
+}
+
 
 /** Everything needed to build a model client. */
 export interface ResolvedModel {
@@ -45,19 +45,17 @@ export class ProviderService implements ModelCatalog {
   constructor(private readonly store: MetaStore) {}
 
   listFactories() {
-    return [
-      ...Object.entries(FACTORIES).map(([name, f]) => ({ name, base_url_required: f.baseUrlRequired, description: f.description })),
-      { name: BUILTIN_FACTORY, base_url_required: false, description: 'Built-in offline models (embedding: BAAI/bge-small-en-v1.5)' },
-    ];
+    return listFactories().map((f) => ({ name: f.name, model_types: f.types, base_url_required: !f.defaultBaseUrl && f.name !== BUILTIN_FACTORY, default_base_url: f.defaultBaseUrl ?? null }));
   }
 
   async createInstance(p: Principal, factory: string, input: { instance_name: string; api_key?: string; base_url?: string; model_info?: ModelInfoInput[] }) {
     const f = requireFactory(factory);
+    factory = f.name;
     const name = input.instance_name.trim();
     if (!name) throw badRequest('`instance_name` is required');
     if (name === 'default') throw badRequest("instance_name cannot be 'default'");
     const baseUrl = normaliseBaseUrl(input.base_url ?? '');
-    if (f.baseUrlRequired && !baseUrl) throw badRequest(`\`base_url\` is required for provider ${factory}`);
+    if (!f.defaultBaseUrl && !baseUrl) throw badRequest(`\`base_url\` is required for provider ${factory}`);
     if (await this.store.providers.instance(p.tenantId, factory, name)) throw badRequest(`Instance '${name}' of provider ${factory} already exists`);
     const now = nowMs();
     const row: InstanceRow = { id: newId(), tenant_id: p.tenantId, factory, instance_name: name, api_key: input.api_key ?? '', base_url: baseUrl, create_time: now, update_time: now };
@@ -66,7 +64,7 @@ export class ProviderService implements ModelCatalog {
   }
 
   async listInstances(p: Principal, factory: string) {
-    requireFactory(factory);
+    factory = requireFactory(factory).name;
     const rows = await this.store.providers.instances(p.tenantId, factory);
     return Promise.all(rows.map((r) => this.instanceView(r)));
   }
@@ -102,13 +100,24 @@ export class ProviderService implements ModelCatalog {
     if ((await this.store.providers.deleteModel(row.id, modelName)) === 0) throw notFound(`Model ${modelName} not found in instance ${name} of ${factory}`);
   }
 
+  /**
+   * Checks that the provider answers and knows the model (Ollama: the model is pulled). Nothing is stored.
+   * A wrong base URL fails fast with the provider's connection-refused error.
+   */
+  async checkConnection(factory: string, input: { base_url?: string; api_key?: string; model_name: string; model_type: ModelType }) {
+    const f = requireFactory(factory);
+    const client = createModel({ factory: f.name, model_name: input.model_name, model_type: input.model_type, base_url: input.base_url, api_key: input.api_key });
+    await client.verify?.();
+    return { provider_name: f.name, model_name: input.model_name, model_type: input.model_type, status: 'ok' };
+  }
+
   /** Every model the tenant can select, the built-in embedding model included. */
   async listModels(tenantId: string, type?: ModelType) {
     const instances = await this.store.providers.instances(tenantId);
     const byId = new Map(instances.map((i) => [i.id, i]));
     const models = await this.store.providers.models(instances.map((i) => i.id));
     const out = [
-      { model_id: BUILTIN_EMBEDDING_MODEL, name: BUILTIN_EMBEDDING_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['embedding'], vision: false, max_tokens: 512 },
+      { model_id: BUILTIN_EMBEDDING_MODEL, name: BUILTIN_EMBEDDING_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['embedding'], vision: false, max_tokens: 256 },
       ...models.map((m) => {
         const inst = byId.get(m.instance_id)!;
         return {
@@ -143,13 +152,14 @@ export class ProviderService implements ModelCatalog {
   /** Finds a configured model of the given type; throws 400 naming what is wrong. */
   async resolve(tenantId: string, modelId: string, type: ModelType): Promise<ResolvedModel> {
     const id = parseModelId(modelId);
-    if (id.factory === BUILTIN_FACTORY) {
-      if (`${id.name}@${id.factory}` === BUILTIN_EMBEDDING_MODEL && type === 'embedding') {
-        return { id: BUILTIN_EMBEDDING_MODEL, factory: BUILTIN_FACTORY, model_name: id.name, model_type: 'embedding', base_url: '', api_key: '', vision: false, max_tokens: 512 };
+    if (id.factory.toLowerCase() === BUILTIN_FACTORY.toLowerCase()) {
+      const spec = builtinSpecFor(id.name);
+      if (spec && type === 'embedding') {
+        return { id: `${spec.name}@${BUILTIN_FACTORY}`, factory: BUILTIN_FACTORY, model_name: spec.name, model_type: 'embedding', base_url: '', api_key: '', vision: false, max_tokens: spec.maxTokens };
       }
       throw badRequest(`Model ${modelId} not found for model type ${type}: the built-in provider offers only ${BUILTIN_EMBEDDING_MODEL} (embedding)`);
     }
-    const instances = (await this.store.providers.instances(tenantId, id.factory)).filter((i) => !id.instance || i.instance_name === id.instance);
+    const instances = (await this.store.providers.instances(tenantId, findFactory(id.factory)?.name ?? id.factory)).filter((i) => !id.instance || i.instance_name === id.instance);
     if (instances.length === 0) throw badRequest(`Provider ${id.factory}${id.instance ? ` (instance ${id.instance})` : ''} not found for model ${modelId}`);
     const models = await this.store.providers.models(instances.map((i) => i.id));
     const model = models.find((m) => m.model_name === id.name && (JSON.parse(m.model_types) as string[]).includes(type));
@@ -180,13 +190,15 @@ export class ProviderService implements ModelCatalog {
   }
 
   async checkEmbeddingModel(tenantId: string, modelId: string): Promise<string> {
-    const resolved = await this.resolve(tenantId, modelId, 'embedding');
+    const resolved = await this.resolve(tenantId, modelId, 'embedding').catch((err: Error) => {
+      throw badRequest(`\`embedding_model\` ${modelId}: ${err.message}`);
+    });
     // Keep the caller's spelling when it names the same model (2-part ids stay 2-part).
     return resolved.id === modelId || `${resolved.model_name}@${resolved.factory}` === modelId ? modelId : resolved.id;
   }
 
   private async requireInstance(p: Principal, factory: string, name: string): Promise<InstanceRow> {
-    requireFactory(factory);
+    factory = requireFactory(factory).name;
     const row = await this.store.providers.instance(p.tenantId, factory, name);
     if (!row) throw notFound(`Instance '${name}' of provider ${factory} not found`);
     return row;
@@ -208,8 +220,8 @@ export class ProviderService implements ModelCatalog {
 }
 
 function requireFactory(factory: string) {
-  const f = FACTORIES[factory];
-  if (!f) throw notFound(`Provider ${factory} not found; known providers: ${Object.keys(FACTORIES).join(', ')}`);
+  const f = configurableFactory(factory);
+  if (!f) throw notFound(`Provider ${factory} not found; configurable providers: ${listFactories().filter((x) => x.name !== BUILTIN_FACTORY).map((x) => x.name).join(', ')}`);
   return f;
 }
 

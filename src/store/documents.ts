@@ -100,6 +100,13 @@ export class DocumentRepo {
     return res?.run_seq;
   }
 
+  /** Each document's meta_fields, for metadata filters and reference metadata. */
+  async metaFields(datasetIds: string[]): Promise<{ document_id: string; meta_fields: Record<string, unknown> }[]> {
+    if (datasetIds.length === 0) return [];
+    const rows = await this.db.selectFrom('documents').select(['id', 'meta_fields']).where('dataset_id', 'in', datasetIds).execute();
+    return rows.map((r) => ({ document_id: r.id, meta_fields: JSON.parse(r.meta_fields) as Record<string, unknown> }));
+  }
+
   async delete(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.db.deleteFrom('documents').where('id', 'in', ids).execute();

@@ -4,6 +4,8 @@ import { ApiKeyRepo } from './api-keys.js';
 import { DatasetRepo } from './datasets.js';
 import { DocumentRepo } from './documents.js';
 import { ProviderRepo } from './providers.js';
+import { ChatRepo } from './chats.js';
+import { SessionRepo } from './sessions.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -12,6 +14,8 @@ export class MetaStore {
   readonly datasets: DatasetRepo;
   readonly documents: DocumentRepo;
   readonly providers: ProviderRepo;
+  readonly chats: ChatRepo;
+  readonly sessions: SessionRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -19,6 +23,8 @@ export class MetaStore {
     this.datasets = new DatasetRepo(db.kysely);
     this.documents = new DocumentRepo(db.kysely);
     this.providers = new ProviderRepo(db.kysely);
+    this.chats = new ChatRepo(db.kysely);
+    this.sessions = new SessionRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

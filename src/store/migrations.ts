@@ -118,6 +118,48 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_chats': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('chats')
+        .addColumn('id', 'varchar(32)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(32)', (c) => c.notNull())
+        .addColumn('created_by', 'varchar(32)', (c) => c.notNull())
+        .addColumn('name', 'varchar(255)', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('icon', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('llm_id', 'varchar(255)')
+        .addColumn('llm_setting', 'text', (c) => c.notNull())
+        .addColumn('prompt_config', 'text', (c) => c.notNull())
+        .addColumn('similarity_threshold', 'real', (c) => c.notNull())
+        .addColumn('vector_similarity_weight', 'real', (c) => c.notNull())
+        .addColumn('top_n', 'integer', (c) => c.notNull())
+        .addColumn('top_k', 'integer', (c) => c.notNull())
+        .addColumn('rerank_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .addColumn('update_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('chats_tenant').on('chats').columns(['tenant_id', 'create_time']).execute();
+      await db.schema
+        .createTable('chat_datasets')
+        .addColumn('chat_id', 'varchar(32)', (c) => c.notNull().references('chats.id').onDelete('cascade'))
+        .addColumn('dataset_id', 'varchar(32)', (c) => c.notNull())
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('chat_datasets_pk', ['chat_id', 'dataset_id'])
+        .execute();
+      await db.schema
+        .createTable('chat_sessions')
+        .addColumn('id', 'varchar(32)', (c) => c.primaryKey())
+        .addColumn('chat_id', 'varchar(32)', (c) => c.notNull().references('chats.id').onDelete('cascade'))
+        .addColumn('name', 'varchar(255)', (c) => c.notNull())
+        .addColumn('user_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+        .addColumn('messages', 'text', (c) => c.notNull())
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .addColumn('update_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('chat_sessions_chat').on('chat_sessions').columns(['chat_id', 'create_time']).execute();
+    },
+  },
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -110,6 +110,46 @@ export interface TenantDefaultsTable {
   update_time: number;
 }
 
+export interface ChatsTable {
+  id: string;
+  tenant_id: string;
+  created_by: string;
+  name: string;
+  description: string;
+  icon: string;
+  /** A chat model id; null means the tenant's default chat model. */
+  llm_id: string | null;
+  /** JSON: temperature, top_p, presence_penalty, frequency_penalty, max_token. */
+  llm_setting: string;
+  /** JSON: system, empty_response, prologue, quote, parameters. */
+  prompt_config: string;
+  similarity_threshold: number;
+  vector_similarity_weight: number;
+  top_n: number;
+  top_k: number;
+  rerank_id: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The datasets a chat retrieves from, in the order they were given. */
+export interface ChatDatasetsTable {
+  chat_id: string;
+  dataset_id: string;
+  position: number;
+}
+
+export interface ChatSessionsTable {
+  id: string;
+  chat_id: string;
+  name: string;
+  user_id: string;
+  /** JSON list of stored messages (see store/sessions.ts). */
+  messages: string;
+  create_time: number;
+  update_time: number;
+}
+
 export interface Database {
   provider_instances: ProviderInstancesTable;
   provider_models: ProviderModelsTable;
@@ -119,4 +159,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   datasets: DatasetsTable;
   documents: DocumentsTable;
+  chats: ChatsTable;
+  chat_datasets: ChatDatasetsTable;
+  chat_sessions: ChatSessionsTable;
 }

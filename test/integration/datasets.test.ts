@@ -21,7 +21,7 @@ describe('datasets over HTTP', function () {
       assert.match(ds.id, /^[0-9a-f]{32}$/);
       assert.equal(ds.chunk_method, 'naive');
       assert.equal(ds.permission, 'me');
-      assert.equal(ds.embedding_model, 'BAAI/bge-small-en-v1.5@Builtin');
+      assert.equal(ds.embedding_model, 'sentence-transformers/all-MiniLM-L6-v2@Builtin');
       assert.equal(ds.pagerank, 0);
       assert.equal(ds.chunk_count, 0);
       assert.equal(ds.parser_config.chunk_token_num, 512);
@@ -101,7 +101,7 @@ describe('datasets over HTTP', function () {
     it('validates the embedding model id format and existence', async () => {
       const bad = await api.post('/datasets', { name: 'em1', embedding_model: 'no-factory' });
       assert.equal(bad.status, 400);
-      assert.match(bad.body.message, /model_name@/);
+      assert.match(bad.body.message, /embedding_model.*model_name>@/);
       const long = await api.post('/datasets', { name: 'em2', embedding_model: `${'m'.repeat(250)}@Builtin` });
       assert.equal(long.status, 400);
       const unknown = await api.post('/datasets', { name: 'em3', embedding_model: 'text-embedding-3@Nowhere' });
@@ -207,7 +207,7 @@ describe('datasets over HTTP', function () {
 
     it('changes the embedding model while chunk_count is 0', async () => {
       const ds = (await api.post('/datasets', { name: 'emb' })).body.data;
-      const res = await api.put(`/datasets/${ds.id}`, { embedding_model: 'BAAI/bge-small-en-v1.5@Builtin' });
+      const res = await api.put(`/datasets/${ds.id}`, { embedding_model: 'sentence-transformers/all-MiniLM-L6-v2@Builtin' });
       assert.equal(res.status, 200);
     });
 

@@ -8,7 +8,7 @@ export interface UploadFile {
 /** POSTs files as multipart, field `file` repeated, as RAGFlow clients do. */
 export async function upload(api: Api, datasetId: string, files: UploadFile[]) {
   const form = new FormData();
-  for (const f of files) form.append('file', new Blob([f.bytes]), f.name);
+  for (const f of files) form.append('file', new Blob([new Uint8Array(f.bytes)]), f.name);
   return api.request('POST', `/datasets/${datasetId}/documents`, { raw: form });
 }
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
+import requests
+
+from .errors import CairnError
+
 if TYPE_CHECKING:
     from .client import Client
 
@@ -42,7 +46,7 @@ class Base:
         out: dict[str, Any] = {}
         items = list(self.__dict__.items()) + list(self._shadowed.items())
         for key, value in items:
-            if key in ("rag", "_shadowed"):
+            if key == "rag" or key.startswith("_"):
                 continue
             out[key] = value.to_json() if isinstance(value, Base) else value
         return out
@@ -90,3 +94,72 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
+
+
+# ---------------------------------------------------------------------- helpers shared by the modules
+def check(res: requests.Response) -> dict[str, Any]:
+    """The parsed success envelope of a response; raises CairnError for an error envelope or a non-JSON reply."""
+    try:
+        body = res.json()
+    except ValueError:
+        text = (res.text or "").strip()
+        raise CairnError(f"HTTP {res.status_code}: {text[:300] or res.reason or 'no body'}", code=res.status_code,
+                         status=res.status_code) from None
+    if not isinstance(body, dict):
+        if res.status_code >= 400:
+            raise CairnError(f"HTTP {res.status_code}: {body!r}", code=res.status_code, status=res.status_code)
+        return {"code": 0, "data": body}
+    code = body.get("code")
+    if code is None and res.status_code < 400:
+        return body
+    if code != 0:
+        raise error_from(body, res.status_code)
+    return body
+
+
+def error_from(body: dict[str, Any], status: int | None = None) -> CairnError:
+    code = body.get("code")
+    if not isinstance(code, int):
+        code = status
+    message = body.get("message")
+    if not isinstance(message, str) or not message:
+        message = str(message) if message not in (None, "") else "Error"
+    return CairnError(message, code=code, data=body.get("data"), status=status)
+
+
+def query(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Query parameters: None dropped, booleans as true/false, lists repeated."""
+    if params is None:
+        return None
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, (list, tuple)):
+            value = ["true" if v is True else "false" if v is False else v for v in value]
+        out[key] = value
+    return out
+
+
+def drop_none(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def plain(value: Any) -> Any:
+    """Resource objects (e.g. DataSet.ParserConfig) become plain dicts for JSON."""
+    if isinstance(value, Base):
+        return value.to_json()
+    return value
+
+
+def items_of(data: Any, *keys: str) -> list:
+    """The list inside ``data``: data itself when it is a list, else the first of ``keys`` present."""
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        for key in keys:
+            if isinstance(data.get(key), list):
+                return data[key]
+    return []

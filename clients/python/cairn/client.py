@@ -6,7 +6,13 @@ from typing import Any
 
 import requests
 
+from .agent import Agent
+from .base import check, drop_none, items_of, plain, query
+from .chat import Chat
+from .chunk import Chunk
+from .dataset import DataSet
 from .errors import CairnError
+from .memory import Memory
 
 __all__ = ["Client", "RAGFlow"]
 
@@ -53,7 +59,7 @@ class Client:
         return self._http.request(
             method,
             self.api_url + path,
-            params=_query(params),
+            params=query(params),
             json=json,
             files=files,
             data=data,
@@ -71,14 +77,14 @@ class Client:
     def create_dataset(self, name: str, avatar: str | None = None, description: str | None = None,
                        embedding_model: str | None = None, permission: str = "me", chunk_method: str = "naive",
                        parser_config: Any = None, auto_metadata_config: dict | None = None) -> "DataSet":
-        body = _drop_none({
+        body = drop_none({
             "name": name,
             "avatar": avatar,
             "description": description,
             "embedding_model": embedding_model,
             "permission": permission,
             "chunk_method": chunk_method,
-            "parser_config": _plain(parser_config),
+            "parser_config": plain(parser_config),
             "auto_metadata_config": auto_metadata_config,
         })
         return DataSet(self, self._call("POST", "/datasets", json=body)["data"])
@@ -95,7 +101,7 @@ class Client:
             "include_parsing_status": include_parsing_status or None,
         }
         data = self._call("GET", "/datasets", params=params).get("data") or []
-        return [DataSet(self, d) for d in _items(data, "datasets")]
+        return [DataSet(self, d) for d in items_of(data, "datasets")]
 
     def get_dataset(self, name: str) -> "DataSet":
         found = self.list_datasets(name=name)
@@ -109,7 +115,7 @@ class Client:
                  vector_similarity_weight: float = 0.3, top_k: int = 1024, rerank_id: str | None = None,
                  keyword: bool = False, cross_languages: list[str] | None = None,
                  metadata_condition: dict | None = None, use_kg: bool = False, toc_enhance: bool = False) -> list["Chunk"]:
-        body = _drop_none({
+        body = drop_none({
             "dataset_ids": dataset_ids,
             "document_ids": document_ids,
             "question": question,
@@ -127,14 +133,14 @@ class Client:
             "toc_enhance": toc_enhance or None,
         })
         data = self._call("POST", "/retrieval", json=body).get("data") or {}
-        return [Chunk(self, c) for c in _items(data, "chunks")]
+        return [Chunk(self, c) for c in items_of(data, "chunks")]
 
     # ------------------------------------------------------------------ chat assistants
     def create_chat(self, name: str, icon: str = "", dataset_ids: list[str] | None = None, llm_id: str | None = None,
                     llm_setting: dict | None = None, prompt_config: dict | None = None, **kwargs: Any) -> "Chat":
         body: dict[str, Any] = {"name": name, "icon": icon, "dataset_ids": list(dataset_ids or [])}
-        body.update(_drop_none({"llm_id": llm_id, "llm_setting": _plain(llm_setting), "prompt_config": _plain(prompt_config)}))
-        body.update({k: _plain(v) for k, v in kwargs.items()})
+        body.update(drop_none({"llm_id": llm_id, "llm_setting": plain(llm_setting), "prompt_config": plain(prompt_config)}))
+        body.update({k: plain(v) for k, v in kwargs.items()})
         return Chat(self, self._call("POST", "/chats", json=body)["data"])
 
     def get_chat(self, chat_id: str) -> "Chat":
@@ -151,25 +157,24 @@ class Client:
             "id": id, "name": name, "keywords": keywords, "owner_ids": owner_ids, "parser_id": parser_id,
         }
         data = self._call("GET", "/chats", params=params).get("data") or []
-        return [Chat(self, c) for c in _items(data, "chats")]
+        return [Chat(self, c) for c in items_of(data, "chats")]
 
     # ------------------------------------------------------------------ agents
-    def list_agents(self, page: int = 1, page_size: int = 30, orderby: str = "update_time", desc: bool = True,
-                    id: str | None = None, title: str | None = None) -> list["Agent"]:
-        params = {"page": page, "page_size": page_size, "orderby": orderby, "desc": desc, "id": id, "title": title}
+    def list_agents(self, page: int = 1, page_size: int = 30, orderby: str = "update_time", desc: bool = True) -> list["Agent"]:
+        params = {"page": page, "page_size": page_size, "orderby": orderby, "desc": desc}
         data = self._call("GET", "/agents", params=params).get("data") or []
-        return [Agent(self, a) for a in _items(data, "canvas", "agents")]
+        return [Agent(self, a) for a in items_of(data, "canvas", "agents")]
 
     def get_agent(self, agent_id: str) -> "Agent":
         return Agent(self, self._call("GET", f"/agents/{agent_id}")["data"])
 
     def create_agent(self, title: str, dsl: dict, description: str | None = None, canvas_type: str | None = None) -> None:
-        body = _drop_none({"title": title, "dsl": dsl, "description": description, "canvas_type": canvas_type})
+        body = drop_none({"title": title, "dsl": dsl, "description": description, "canvas_type": canvas_type})
         self._call("POST", "/agents", json=body)
 
     def update_agent(self, agent_id: str, title: str | None = None, description: str | None = None,
                      dsl: dict | None = None, canvas_type: str | None = None) -> None:
-        body = _drop_none({"title": title, "description": description, "dsl": dsl, "canvas_type": canvas_type})
+        body = drop_none({"title": title, "description": description, "dsl": dsl, "canvas_type": canvas_type})
         self._call("PUT", f"/agents/{agent_id}", json=body)
 
     def delete_agent(self, agent_id: str) -> None:
@@ -188,7 +193,7 @@ class Client:
             "storage_type": storage_type, "keywords": keywords,
         }
         data = self._call("GET", "/memories", params=params).get("data") or {}
-        items = _items(data, "memory_list")
+        items = items_of(data, "memory_list")
         total = data.get("total_count", len(items)) if isinstance(data, dict) else len(items)
         return {"memory_list": [Memory(self, m) for m in items], "total_count": total}
 
@@ -222,80 +227,3 @@ class Client:
 
 RAGFlow = Client
 """Alias, so code written for ``ragflow_sdk`` runs with only the import changed."""
-
-
-# ---------------------------------------------------------------------- helpers shared by the modules
-def check(res: requests.Response) -> dict[str, Any]:
-    """The parsed success envelope of a response; raises CairnError for an error envelope or a non-JSON reply."""
-    try:
-        body = res.json()
-    except ValueError:
-        text = (res.text or "").strip()
-        raise CairnError(f"HTTP {res.status_code}: {text[:300] or res.reason or 'no body'}", code=res.status_code,
-                         status=res.status_code) from None
-    if not isinstance(body, dict):
-        if res.status_code >= 400:
-            raise CairnError(f"HTTP {res.status_code}: {body!r}", code=res.status_code, status=res.status_code)
-        return {"code": 0, "data": body}
-    code = body.get("code")
-    if code is None and res.status_code < 400:
-        return body
-    if code != 0:
-        raise error_from(body, res.status_code)
-    return body
-
-
-def error_from(body: dict[str, Any], status: int | None = None) -> CairnError:
-    code = body.get("code")
-    if not isinstance(code, int):
-        code = status
-    message = body.get("message")
-    if not isinstance(message, str) or not message:
-        message = str(message) if message not in (None, "") else "Error"
-    return CairnError(message, code=code, data=body.get("data"), status=status)
-
-
-def _query(params: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Query parameters: None dropped, booleans as true/false, lists repeated."""
-    if params is None:
-        return None
-    out: dict[str, Any] = {}
-    for key, value in params.items():
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        elif isinstance(value, (list, tuple)):
-            value = ["true" if v is True else "false" if v is False else v for v in value]
-        out[key] = value
-    return out
-
-
-def _drop_none(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if v is not None}
-
-
-def _plain(value: Any) -> Any:
-    """Resource objects (e.g. DataSet.ParserConfig) become plain dicts for JSON."""
-    if isinstance(value, Base):
-        return value.to_json()
-    return value
-
-
-def _items(data: Any, *keys: str) -> list:
-    """The list inside ``data``: data itself when it is a list, else the first of ``keys`` present."""
-    if isinstance(data, list):
-        return data
-    if isinstance(data, dict):
-        for key in keys:
-            if isinstance(data.get(key), list):
-                return data[key]
-    return []
-
-
-from .agent import Agent  # noqa: E402  (resource modules import the helpers above)
-from .base import Base  # noqa: E402
-from .chat import Chat  # noqa: E402
-from .chunk import Chunk  # noqa: E402
-from .dataset import DataSet  # noqa: E402
-from .memory import Memory  # noqa: E402

@@ -17,10 +17,11 @@ const NUMBER_WORDS = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'ei
 const NUMERAL = `(?:[IVXLCDM]+|\\d+[A-Za-z]?|[A-Z]|${keyword(...NUMBER_WORDS)})`;
 const CN = '[一二三四五六七八九十百千零〇两\\d]+';
 
-type Named = 'part' | 'chapter' | 'section' | 'article';
+type Named = 'title' | 'part' | 'chapter' | 'section' | 'article';
 
 const NAMED: ReadonlyArray<[Named, RegExp[]]> = [
-  ['part', [new RegExp(`^${keyword('part', 'title', 'book', 'division')}\\s+${NUMERAL}\\b`), new RegExp(`^第${CN}[编部]`)]],
+  ['title', [new RegExp(`^${keyword('title')}\\s+${NUMERAL}\\b`)]],
+  ['part', [new RegExp(`^${keyword('part', 'book', 'division')}\\s+${NUMERAL}\\b`), new RegExp(`^第${CN}[编部]`)]],
   ['chapter', [new RegExp(`^${keyword('chapter')}\\s+${NUMERAL}\\b`), new RegExp(`^第${CN}章`)]],
   [
     'section',
@@ -28,6 +29,7 @@ const NAMED: ReadonlyArray<[Named, RegExp[]]> = [
   ],
   ['article', [new RegExp(`^(?:${keyword('article')}\\s+${NUMERAL}|Art\\.\\s*\\d+)\\b`), new RegExp(`^第${CN}条`)]],
 ];
+const NAMED_KINDS: ReadonlySet<string> = new Set(NAMED.map(([kind]) => kind));
 
 /** Numbered clauses, innermost structure; a dotted number's kind carries its depth ("dotted2"). */
 const CLAUSES: ReadonlyArray<[kind: (m: RegExpExecArray) => string, pattern: RegExp]> = [
@@ -57,7 +59,8 @@ interface Line extends Piece {
 }
 
 /**
- * Nesting of the kinds found in this document, outermost first. Parts and chapters are always outer.
+ * Nesting of the kinds found in this document, outermost first. Titles, parts and chapters are
+ * always outer, in that order.
  * Whether sections hold articles or articles hold sections differs between legal systems (EU
  * regulations vs. the US constitution), so of the two the rarer one is taken as the container.
  * Numbered clauses are innermost, in order of first appearance.
@@ -73,13 +76,13 @@ function rankKinds(lines: readonly Line[]): Map<string, number> {
   const present = (kinds: string[]) => kinds.filter((k) => count.has(k));
   const byFirst = (a: string, b: string) => first.get(a)! - first.get(b)!;
   const middle = present(['section', 'article']).sort((a, b) => count.get(a)! - count.get(b)! || byFirst(a, b));
-  const clauses = [...count.keys()].filter((k) => !NAMED.some(([n]) => n === k)).sort(byFirst);
-  return new Map([...present(['part', 'chapter']), ...middle, ...clauses].map((k, i) => [k, i]));
+  const clauses = [...count.keys()].filter((k) => !NAMED_KINDS.has(k)).sort(byFirst);
+  return new Map([...present(['title', 'part', 'chapter']), ...middle, ...clauses].map((k, i) => [k, i]));
 }
 
 /**
  * Laws and regulations: the document is cut into its smallest named units (articles, sections, §;
- * or top-level numbered clauses when there are none), each chunk headed by its parts and chapters
+ * or top-level numbered clauses when there are none), each chunk headed by its titles, parts and chapters
  * and its own heading line. Clauses stay inside their unit; a unit longer than chunk_token_num is
  * split at line ends and keeps its heading on every piece.
  */
@@ -87,7 +90,7 @@ export function chunkLaws(doc: ExtractedDocument, config: Record<string, unknown
   const { maxTokens } = textOptions(config, FALLBACK_TOKENS);
   const lines = toLines(doc.sections);
   const rank = rankKinds(lines);
-  const namedRanks = [...rank].filter(([k]) => NAMED.some(([n]) => n === k)).map(([, r]) => r);
+  const namedRanks = [...rank].filter(([k]) => NAMED_KINDS.has(k)).map(([, r]) => r);
   const unitRank = namedRanks.length > 0 ? Math.max(...namedRanks) : rank.size > 0 ? 0 : Infinity;
 
   const out: ChunkDraft[] = [];
@@ -169,7 +172,7 @@ function attachCaptions(lines: readonly Line[]): Line[] {
     const caption =
       prev !== undefined &&
       line.kind === undefined &&
-      NAMED.some(([k]) => k === prev.kind) &&
+      NAMED_KINDS.has(prev.kind ?? '') &&
       !prev.captioned &&
       text.length <= CAPTION_MAX_CHARS &&
       !/[.;:,，。；：]$/.test(text);

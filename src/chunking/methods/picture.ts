@@ -1,7 +1,7 @@
 import type { ExtractedDocument, Section } from '../../parsing/types.js';
 import type { ChunkDraft } from '../types.js';
 import { unionPositions } from '../positions.js';
-import { sectionText } from '../sections.js';
+import { joinSectionTexts } from '../sections.js';
 
 /**
  * One chunk per image with the image attached; its content is the OCR text plus any text sections
@@ -19,10 +19,7 @@ export function chunkPicture(doc: ExtractedDocument, context: { filename: string
   const out: ChunkDraft[] = [];
   for (const { image, texts } of groups) {
     const members = image ? [image, ...texts] : texts;
-    let content = members
-      .map((s) => sectionText(s).trim())
-      .filter((t) => t.length > 0)
-      .join('\n');
+    let content = joinSectionTexts(members);
     if (!content && image?.image) content = (image.name ?? context.filename).trim();
     if (!content) continue;
     const chunk: ChunkDraft = { content };

@@ -1,7 +1,7 @@
 import type { ExtractedDocument, Position, Section } from '../../parsing/types.js';
 import type { ChunkDraft } from '../types.js';
 import { unionPositions } from '../positions.js';
-import { sectionText } from '../sections.js';
+import { joinSectionTexts } from '../sections.js';
 
 /**
  * One chunk per slide (or page): its text in reading order, the slide image when the extractor
@@ -18,10 +18,7 @@ export function chunkPresentation(doc: ExtractedDocument): ChunkDraft[] {
   }
   const out: ChunkDraft[] = [];
   for (const [pageNo, sections] of slides) {
-    const content = sections
-      .map((s) => sectionText(s).trim())
-      .filter((t) => t.length > 0)
-      .join('\n');
+    const content = joinSectionTexts(sections);
     if (!content) continue;
     // Like RAGFlow, a slide without boxes still points at its page.
     const whole: Position = [pageNo, 0, 0, 0, 0];

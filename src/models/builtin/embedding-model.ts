@@ -5,10 +5,9 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ModelError, type EmbeddingModel } from '../types.js';
-import type { EncoderOptions } from './encoder.js';
 import { locateModelFiles, type ModelFiles } from './locate.js';
 import { BUILTIN_FACTORY, MINILM_L6_V2, type BuiltinModelSpec } from './spec.js';
-import type { WorkerRequest, WorkerResponse } from './worker.js';
+import type { WorkerData, WorkerRequest, WorkerResponse } from './worker.js';
 
 export interface BuiltinEmbeddingOptions {
   spec?: BuiltinModelSpec;
@@ -16,6 +15,8 @@ export interface BuiltinEmbeddingOptions {
   files?: ModelFiles;
   /** Texts per ONNX run (default 32). */
   batchSize?: number;
+  /** Padded tokens per ONNX run (default 2048): bounds how long a query waits behind a running batch. */
+  batchTokens?: number;
   /** ONNX Runtime threads (default $CAIRN_EMBED_THREADS or the number of CPUs). */
   threads?: number;
 }
@@ -37,7 +38,7 @@ function tsxEsmApiUrl(): string {
   return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api']!.import.default)).href;
 }
 
-function startWorker(workerData: EncoderOptions): Worker {
+function startWorker(workerData: WorkerData): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), { workerData });
   // Running from TypeScript sources under tsx: on Node 20 the parent's loader hooks do not reach a
   // worker's entry module, so the worker loads tsx itself before importing worker.ts.
@@ -99,11 +100,11 @@ export class BuiltinEmbeddingModel implements EmbeddingModel {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const workerData: EncoderOptions = {
+    const workerData: WorkerData = {
       files: this.options.files ?? locateModelFiles(this.spec),
       spec: this.spec,
-      batchSize: this.options.batchSize ?? 32,
       threads: this.options.threads ?? defaultThreads(),
+      limits: { maxTexts: this.options.batchSize ?? 32, maxTokens: this.options.batchTokens ?? 2048 },
     };
     const worker = startWorker(workerData);
     worker.unref();

@@ -8,8 +8,6 @@ import type { BuiltinModelSpec } from './spec.js';
 export interface EncoderOptions {
   files: ModelFiles;
   spec: BuiltinModelSpec;
-  /** Texts per ONNX run. */
-  batchSize: number;
   /** ONNX Runtime intra-op threads. */
   threads: number;
 }
@@ -30,14 +28,14 @@ export async function loadTokenizer(path: string): Promise<BertTokenizer> {
 }
 
 /**
- * Tokenizes and runs a sentence-embedding ONNX model in the calling thread. Meant to live inside the
- * embedding worker (see worker.ts); it blocks for the duration of a batch.
+ * Tokenizes texts and runs a sentence-embedding ONNX model on batches of them, in the calling thread.
+ * Meant to live inside the embedding worker (see worker.ts).
  */
 export class SentenceEncoder {
   private constructor(
     private readonly tokenizer: BertTokenizer,
     private readonly session: ort.InferenceSession,
-    private readonly options: EncoderOptions,
+    readonly spec: BuiltinModelSpec,
   ) {}
 
   static async load(options: EncoderOptions): Promise<SentenceEncoder> {
@@ -50,35 +48,21 @@ export class SentenceEncoder {
       // Spinning threads would burn the CPU the API's event loop needs between batches.
       extra: { session: { intra_op: { allow_spinning: '0' } } },
     });
-    return new SentenceEncoder(tokenizer, session, options);
+    return new SentenceEncoder(tokenizer, session, options.spec);
   }
 
   /** Token ids with [CLS]/[SEP], truncated to the model's maximum length. */
   tokenize(text: string): number[] {
-    const { maxTokens } = this.options.spec;
+    const { maxTokens } = this.spec;
     // A token spans at least one character, so a generous character cap bounds the work on huge inputs.
     const ids = this.tokenizer.encode(text.slice(0, maxTokens * 32)) as number[];
     if (ids.length <= maxTokens) return ids;
     return [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]!];
   }
 
-  /** Embeds texts; returns a flat [texts.length * dims] array of unit vectors in input order. */
-  async encode(texts: string[]): Promise<Float32Array> {
-    const { dims } = this.options.spec;
-    const tokens = texts.map((t) => this.tokenize(t));
-    // Batching texts of similar length keeps padding (wasted compute) small.
-    const order = tokens.map((_, i) => i).sort((a, b) => tokens[a]!.length - tokens[b]!.length);
-    const out = new Float32Array(texts.length * dims);
-    for (let start = 0; start < order.length; start += this.options.batchSize) {
-      const rows = order.slice(start, start + this.options.batchSize);
-      const vectors = await this.run(rows.map((i) => tokens[i]!));
-      rows.forEach((textIndex, r) => out.set(vectors.subarray(r * dims, (r + 1) * dims), textIndex * dims));
-    }
-    return out;
-  }
-
-  private async run(batch: number[][]): Promise<Float32Array> {
-    const { dims, pooling } = this.options.spec;
+  /** Runs one padded batch; returns batch.length * dims floats, one unit vector per row. */
+  async embedBatch(batch: number[][]): Promise<Float32Array> {
+    const { dims, pooling } = this.spec;
     const seq = Math.max(...batch.map((ids) => ids.length));
     const ids = new BigInt64Array(batch.length * seq);
     const mask = new BigInt64Array(batch.length * seq);
@@ -97,15 +81,11 @@ export class SentenceEncoder {
       feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(ids.length), shape);
     }
     const result = await this.session.run(feeds);
-    const hidden = result[this.session.outputNames[0]!]!;
     try {
+      const hidden = result[this.session.outputNames[0]!]!;
       return poolAndNormalize(hidden.data as Float32Array, mask, batch.length, seq, dims, pooling);
     } finally {
       for (const t of Object.values(result)) t.dispose();
     }
-  }
-
-  async release(): Promise<void> {
-    await this.session.release();
   }
 }

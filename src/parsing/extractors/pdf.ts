@@ -114,7 +114,6 @@ export const extractPdf: Extractor = async (bytes, ctx) => {
         ? { kind: 'title', text: block.text, level, page, positions: [position] }
         : { kind: 'text', text: block.text, page, positions: [position] };
     });
-    ctx.onProgress?.(1, `Read ${pages} page${pages === 1 ? '' : 's'}`);
     return { sections, pages, meta };
   } finally {
     await doc.destroy();

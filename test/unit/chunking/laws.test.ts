@@ -53,6 +53,13 @@ describe('chunking laws', () => {
     ]);
   });
 
+  it('nests titles over parts over chapters', () => {
+    assert.deepEqual(laws([text('TITLE 17\nCopyrights\nPART A\nCHAPTER 1\nSubject Matter\n§ 101. Definitions\nText.\nCHAPTER 2\n§ 201. Ownership\nMore.')]), [
+      'TITLE 17\nCopyrights\nPART A\nCHAPTER 1\nSubject Matter\n§ 101. Definitions\nText.',
+      'TITLE 17\nCopyrights\nPART A\nCHAPTER 2\n§ 201. Ownership\nMore.',
+    ]);
+  });
+
   it('uses top-level numbered clauses as units when there are no named ones', () => {
     assert.deepEqual(laws([text('Terms of Service'), text('1. Definitions\n1.1 "Service" means Cairn.\n1.2 "User" means you.\n2. Term\nThis agreement starts today.')]), [
       'Terms of Service',

@@ -5,6 +5,7 @@ import { CHUNK_METHODS } from '../../../src/chunking/index.js';
 import {
   PARSER_CONFIG_METHODS,
   PARSER_CONFIG_SCHEMA,
+  deepMerge,
   defaultParserConfig,
   isParserConfigMethod,
   mergeParserConfig,
@@ -128,6 +129,10 @@ describe('chunking parser_config', () => {
       const merged = mergeParserConfig('table', 'dataset', given);
       (merged.graphrag as { entity_types: string[] }).entity_types.push('b');
       assert.deepEqual(given.graphrag.entity_types, ['a']);
+    });
+
+    it('exposes the deep merge for stored configs', () => {
+      assert.deepEqual(deepMerge({ a: { b: 1, c: [1] }, d: 1 }, { a: { c: [2] }, e: null }), { a: { b: 1, c: [2] }, d: 1, e: null });
     });
 
     it('raises raptor.max_token below 512 to 512, as RAGFlow does', () => {

@@ -88,6 +88,16 @@ describe('models/builtin embedding model (all-MiniLM-L6-v2, ONNX in a worker thr
     assert.ok(worstGap < 150, `event loop stalled for ${worstGap.toFixed(0)} ms`);
   });
 
+  it('answers a single query before a large request that was sent first', async () => {
+    const big = Array.from({ length: 48 }, (_, i) => `document ${i} `.repeat(120));
+    const finished: string[] = [];
+    const bigDone = model.embed(big).then(() => finished.push('big'));
+    await new Promise((r) => setTimeout(r, 50));
+    const queryDone = model.embed(['what is retrieval?']).then(() => finished.push('query'));
+    await Promise.all([bigDone, queryDone]);
+    assert.deepEqual(finished, ['query', 'big']);
+  });
+
   it('answers [] for no texts', async () => {
     assert.deepEqual(await model.embed([]), []);
   });

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { OllamaServer, sameOllamaModel } from '../../../src/models/ollama.js';
 import { createModel } from '../../../src/models/registry.js';
 import { cosine } from '../../../src/models/vector.js';
-import { closedPortUrl, fakeEmbedding, fixedAnswer, startFakeOllama, startFakeOpenAI, type FakeServer } from '../../fakes/index.js';
+import {
+  closedPortUrl,
+  fakeEmbedding,
+  fixedAnswer,
+  startFakeOllama,
+  startFakeOpenAI,
+  startSilentServer,
+  type FakeServer,
+} from '../../fakes/index.js';
 import { collect, joined, rejectsModelError, timed } from './helpers.js';
 
 describe('models/ollama against the fake Ollama server', () => {
@@ -111,6 +119,32 @@ describe('models/ollama against the fake Ollama server', () => {
     assert.ok(ms < 2000, `took ${ms} ms`);
     await rejectsModelError(() => Promise.reject(error), /^Ollama: connection refused at http:\/\/127\.0\.0\.1:\d+/);
     await rejectsModelError(() => new OllamaServer(url).checkConnection(), /Ollama: connection refused/);
+  });
+
+  it('times out on a server that never answers, and when the stream goes silent', async () => {
+    const silent = await startSilentServer();
+    try {
+      const server = new OllamaServer(silent.url, { requestMs: 300 });
+      await rejectsModelError(() => server.checkConnection(), /^Ollama: request timed out after 300 ms/);
+    } finally {
+      await silent.close();
+    }
+    fake.behaviour.tokenDelayMs = 1000;
+    const model = createModel({ factory: 'Ollama', model_name: 'llama3.2', model_type: 'chat', base_url: fake.url, timeouts: { idleMs: 200 } });
+    await rejectsModelError(() => collect(model.stream([{ role: 'user', content: 'one two three' }])), /^Ollama: stream \(no data\) timed out after 200 ms/);
+  });
+
+  it('a caller abort stops the stream', async () => {
+    fake.behaviour.tokenDelayMs = 50;
+    const controller = new AbortController();
+    const seen: string[] = [];
+    await assert.rejects(async () => {
+      for await (const d of chat().stream([{ role: 'user', content: 'a b c d e f g' }], { signal: controller.signal })) {
+        seen.push(d.text);
+        if (seen.length === 2) controller.abort(new Error('user cancelled'));
+      }
+    }, /user cancelled/);
+    assert.equal(seen.length, 2);
   });
 
   it('accepts a base URL with a trailing /v1', async () => {

@@ -158,6 +158,20 @@ describe('models/openai-compat against the fake OpenAI server', () => {
     assert.equal(seen.length, 2);
   });
 
+  it('a caller abort ends the stream with the abort reason, not a ModelError', async () => {
+    fake.behaviour.tokenDelayMs = 50;
+    fake.behaviour.answer = fixedAnswer('a b c d e f g h i j');
+    const controller = new AbortController();
+    const seen: string[] = [];
+    await assert.rejects(async () => {
+      for await (const d of chat().stream([{ role: 'user', content: 'x' }], { signal: controller.signal })) {
+        seen.push(d.text);
+        if (seen.length === 2) controller.abort(new Error('user cancelled'));
+      }
+    }, /user cancelled/);
+    assert.equal(seen.length, 2);
+  });
+
   it('verify() makes a tiny real call', async () => {
     await chat().verify!();
     assert.equal(fake.requests.at(-1)!.body.max_tokens, 1);

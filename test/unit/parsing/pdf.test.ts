@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { CorruptFileError, extract, type Section } from '../../../src/parsing/index.js';
-import { groupBlocks, groupLines, joinLines, titleLevels, type TextRun } from '../../../src/parsing/pdf-layout.js';
+import { groupBlocks, groupLines, titleLevels, type TextRun } from '../../../src/parsing/pdf-layout.js';
+import { joinLines } from '../../../src/parsing/text.js';
 import { chapterHeading, makePdf, paragraphMarker } from '../../fixtures/generate.js';
 
 const LETTER = { width: 612, height: 792 };

@@ -1,0 +1,93 @@
+/**
+ * Retrieval latency benchmark (prints numbers; not a timed test).
+ *
+ *   npx tsx bench/retrieval/run.ts [--sizes 10000,100000] [--queries 200]
+ *
+ * For each size: builds an index of synthetic chunks (384-dim random unit vectors, scientific text) in a
+ * temporary database file configured like the service's, then runs hybrid retrieval with the spec's
+ * defaults (top_k 1024, page_size 30) for fixed questions with fixed random query vectors, so the numbers
+ * measure the index and the scoring, not an embedding model. Queries run one after another on one
+ * connection, as one API process serves them.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openIndexDatabase } from '../../src/index/sqlite-database.js';
+import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
+import { retrieve } from '../../src/retrieval/retrieve.js';
+import type { RetrievalTimings } from '../../src/retrieval/types.js';
+import { prng, randomUnitVector, syntheticChunk, textSource } from './synthetic.js';
+
+const DIMS = 384;
+const BATCH = 1000;
+const WARMUP = 10;
+
+function argument(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const ms = (x: number) => x.toFixed(1).padStart(7);
+
+async function benchSize(size: number, queryCount: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-bench-'));
+  const file = join(dir, 'cairn.db');
+  const db = openIndexDatabase(file);
+  try {
+    const index = new SqliteChunkIndex(db);
+    const random = prng(42);
+    const source = textSource(random);
+
+    const buildStart = performance.now();
+    for (let start = 0; start < size; start += BATCH) {
+      const batch = Array.from({ length: Math.min(BATCH, size - start) }, (_, k) => syntheticChunk(start + k, source, random, 'bench'));
+      await index.upsert(batch);
+    }
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const buildSeconds = (performance.now() - buildStart) / 1000;
+    const megabytes = statSync(file).size / 1e6;
+
+    const queryRandom = prng(7);
+    const queries = Array.from({ length: WARMUP + queryCount }, (_, i) => ({
+      question: source.questions[(i * 37) % source.questions.length]!,
+      vector: randomUnitVector(queryRandom, DIMS),
+    }));
+    const timings: RetrievalTimings[] = [];
+    let totalHits = 0;
+    let wallStart = 0;
+    for (const [i, q] of queries.entries()) {
+      if (i === WARMUP) wallStart = performance.now();
+      const result = await retrieve(
+        { question: q.question, dataset_ids: ['bench'] },
+        { index, embedQuery: async () => q.vector, pagerankOf: () => 0 },
+      );
+      if (i >= WARMUP) {
+        timings.push(result.timings);
+        totalHits += result.total;
+      }
+    }
+    const wallSeconds = (performance.now() - wallStart) / 1000;
+
+    const stage = (name: keyof RetrievalTimings) => timings.map((t) => t[name]);
+    console.log(`\n== ${size.toLocaleString('en')} chunks ==`);
+    console.log(`build: ${buildSeconds.toFixed(1)} s (${Math.round(size / buildSeconds)} chunks/s), database ${megabytes.toFixed(0)} MB`);
+    console.log(`hybrid retrieval, ${queryCount} queries, top_k 1024, page_size 30 (avg ${Math.round(totalHits / queryCount)} chunks above threshold)`);
+    console.log(`  total     p50 ${ms(percentile(stage('total'), 50))} ms   p95 ${ms(percentile(stage('total'), 95))} ms   QPS ${(queryCount / wallSeconds).toFixed(1)}`);
+    for (const name of ['fulltext', 'vector', 'fuse'] as const) {
+      console.log(`  ${name.padEnd(9)} p50 ${ms(percentile(stage(name), 50))} ms   p95 ${ms(percentile(stage(name), 95))} ms`);
+    }
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const sizes = argument('sizes', '10000,100000').split(',').map(Number);
+const queryCount = Number(argument('queries', '200'));
+console.log(`retrieval benchmark: node ${process.version}, sizes ${sizes.join(', ')}, ${queryCount} queries each`);
+for (const size of sizes) await benchSize(size, queryCount);

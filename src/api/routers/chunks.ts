@@ -1,0 +1,80 @@
+import { route, type RouteSpec } from '../routes.js';
+import type { ChunkService } from '../../services/chunks.js';
+import { pagingQuery } from '../schemas.js';
+
+const strings = { type: 'array', items: { type: 'string' } };
+
+const addBody = {
+  type: 'object',
+  required: ['content'],
+  properties: {
+    content: { type: 'string', minLength: 1 },
+    important_keywords: strings,
+    questions: strings,
+    tag_kwd: strings,
+    image_base64: { type: ['string', 'null'] },
+  },
+};
+
+const updateBody = {
+  type: 'object',
+  properties: {
+    content: { type: 'string' },
+    important_keywords: strings,
+    questions: strings,
+    tag_kwd: strings,
+    positions: { type: 'array', items: { type: 'array', items: { type: 'number' } } },
+    available: { type: 'boolean' },
+    image_base64: { type: 'string', minLength: 1 },
+  },
+};
+
+const listQuery = {
+  type: 'object',
+  properties: { ...pagingQuery.properties, keywords: { type: 'string' }, id: { type: 'string' } },
+};
+
+const deleteBody = {
+  type: 'object',
+  properties: {
+    chunk_ids: { type: ['array', 'null'], items: { type: 'string' } },
+    ids: { type: ['array', 'null'], items: { type: 'string' } },
+    delete_all: { type: 'boolean', default: false },
+  },
+};
+
+export function chunkRoutes(chunks: ChunkService): RouteSpec[] {
+  const base = '/datasets/:dataset_id/documents/:document_id/chunks';
+  const update = (method: 'patch' | 'put') =>
+    route({
+      method, path: `${base}/:chunk_id`, tag: 'chunks', summary: method === 'patch' ? 'Update a chunk' : 'Update a chunk (deprecated alias of PATCH)',
+      body: updateBody, bodyErrorCode: 1002,
+      handler: async ({ principal, params, body }) => {
+        await chunks.update(principal, params.dataset_id, params.document_id, params.chunk_id, body);
+        return null;
+      },
+    });
+  return [
+    route({
+      method: 'get', path: base, tag: 'chunks', summary: 'List the chunks of a document', query: listQuery,
+      handler: ({ principal, params, query }) => chunks.list(principal, params.dataset_id, params.document_id, query),
+    }),
+    route({
+      method: 'post', path: base, tag: 'chunks', summary: 'Add a chunk (embedded and searchable at once)', body: addBody,
+      handler: ({ principal, params, body }) => chunks.add(principal, params.dataset_id, params.document_id, body),
+    }),
+    update('patch'),
+    update('put'),
+    route({
+      method: 'delete', path: base, tag: 'chunks', summary: 'Delete chunks (chunk_ids, or delete_all)', body: deleteBody,
+      handler: ({ principal, params, body }) => chunks.delete(principal, params.dataset_id, params.document_id, body.chunk_ids ?? body.ids, body.delete_all ?? false),
+    }),
+    route({
+      method: 'get', path: '/documents/images/:image_id', tag: 'chunks', summary: 'The image of a chunk', raw: true,
+      handler: async ({ principal, params, res }) => {
+        const bytes = await chunks.image(principal, params.image_id);
+        res.type(bytes[0] === 0xff ? 'image/jpeg' : 'image/png').end(bytes);
+      },
+    }),
+  ];
+}

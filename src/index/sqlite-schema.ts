@@ -1,0 +1,60 @@
+import type { Database } from 'better-sqlite3';
+import { FTS_COLUMNS } from './fts-query.js';
+
+/**
+ * Tables of the embedded chunk index (all prefixed `chunk_`), created idempotently.
+ *
+ * - chunk_rows     the chunk record (every IndexedChunk field, lists as JSON) plus `terms`, the chunk's
+ *                  stems for term similarity, stored as " stem1 stem2 ... " so membership is a substring test;
+ * - chunk_fts      FTS5 over title (document name), content, keywords, questions; contentless (the text
+ *                  lives in chunk_rows) with contentless_delete so rows can be replaced; rowid = chunk_rows.rowid;
+ * - chunk_keys     narrow filter + coarse-vector table clustered by dataset (WITHOUT ROWID, key
+ *                  (dataset_id, row)): a query scans only its datasets' slice. `bits` is the sign-quantised
+ *                  vector used to preselect vector candidates by Hamming distance;
+ * - chunk_vectors  the float32 vectors (any dimension per chunk), read only for the preselected candidates.
+ */
+export function ensureChunkSchema(db: Database): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS chunk_rows (
+      rowid INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      tenant_id TEXT NOT NULL,
+      dataset_id TEXT NOT NULL,
+      document_id TEXT NOT NULL,
+      document_name TEXT NOT NULL,
+      content TEXT NOT NULL,
+      important_keywords TEXT NOT NULL,
+      questions TEXT NOT NULL,
+      tag_kwd TEXT NOT NULL,
+      image_id TEXT NOT NULL,
+      positions TEXT NOT NULL,
+      available INTEGER NOT NULL,
+      create_time TEXT NOT NULL,
+      create_timestamp REAL NOT NULL,
+      parent_content TEXT,
+      terms TEXT NOT NULL,
+      page_number INTEGER NOT NULL,
+      top REAL NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS chunk_rows_document ON chunk_rows (document_id, page_number, top, create_timestamp);
+    CREATE INDEX IF NOT EXISTS chunk_rows_dataset ON chunk_rows (dataset_id);
+    CREATE TABLE IF NOT EXISTS chunk_keys (
+      dataset_id TEXT NOT NULL,
+      row INTEGER NOT NULL,
+      document_id TEXT NOT NULL,
+      available INTEGER NOT NULL,
+      dim INTEGER NOT NULL,
+      bits BLOB,
+      PRIMARY KEY (dataset_id, row)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS chunk_vectors (
+      row INTEGER PRIMARY KEY,
+      vector BLOB NOT NULL
+    );
+    CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(
+      ${FTS_COLUMNS.join(', ')},
+      tokenize = 'porter unicode61', content = '', contentless_delete = 1
+    );
+    CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_terms USING fts5vocab(chunk_fts, 'row');
+  `);
+}

@@ -1,0 +1,34 @@
+import { createCanvas, loadImage } from '@napi-rs/canvas';
+import { badRequest } from '../errors.js';
+
+/** Decodes base64 (bare or a data URI) into image bytes, rejecting what is not an image. */
+export async function decodeImage(base64: string): Promise<Buffer> {
+  const data = base64.replace(/^data:[\w.+/-]+;base64,/, '');
+  if (!/^[A-Za-z0-9+/=\s]+$/.test(data)) throw badRequest('`image_base64` must be base64-encoded image data');
+  const bytes = Buffer.from(data, 'base64');
+  // Only formats the canvas decoder handles safely (it can crash on some malformed TIFF input).
+  if (!isPng(bytes) && !isJpeg(bytes) && !isGif(bytes) && !isWebp(bytes)) throw badRequest('`image_base64` must be a PNG, JPEG, GIF or WebP image');
+  try {
+    await loadImage(bytes);
+  } catch {
+    throw badRequest('`image_base64` is not a readable image (PNG, JPEG, GIF, WebP)');
+  }
+  return bytes;
+}
+
+/** Places `below` under `top` (left-aligned, white background) and returns a PNG. */
+export async function stackVertically(top: Uint8Array, below: Uint8Array): Promise<Buffer> {
+  const [a, b] = await Promise.all([loadImage(Buffer.from(top)), loadImage(Buffer.from(below))]);
+  const canvas = createCanvas(Math.max(a.width, b.width), a.height + b.height);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.drawImage(a, 0, 0);
+  ctx.drawImage(b, 0, a.height);
+  return canvas.encode('png');
+}
+
+const isPng = (b: Buffer) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+const isJpeg = (b: Buffer) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
+const isGif = (b: Buffer) => b.subarray(0, 4).toString('latin1') === 'GIF8';
+const isWebp = (b: Buffer) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP';

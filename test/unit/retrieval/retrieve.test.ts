@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import type { IndexedChunk } from '../../../src/index/types.js';
+import { retrieve } from '../../../src/retrieval/retrieve.js';
+import type { ReferenceChunk, RetrieveDeps, RetrieveParams } from '../../../src/retrieval/types.js';
+import { chunk, memoryIndex } from '../index/helpers.js';
+
+/**
+ * Hand-built corpus. Query "solar efficiency?" has the stems solar (in a, b, d → df 3) and effici
+ * (in b, c → df 2) over N = 6 chunks, so the IDF weights are ws = ln(1 + 3.5/3.5) = ln 2 and
+ * we = ln(1 + 4.5/2.5) = ln 2.8. Vectors have integer components whose cosine with e1 is exact.
+ */
+const corpus: IndexedChunk[] = [
+  chunk({ id: 'a', document_id: 'doc1', document_name: 'one.txt', content: 'Solar power basics', vector: [1, 0, 0, 0, 0] }),
+  chunk({ id: 'b', document_id: 'doc1', document_name: 'one.txt', content: 'Solar efficiency gains', vector: [0, 1, 0, 0, 0] }),
+  chunk({ id: 'c', document_id: 'doc2', document_name: 'two.txt', content: 'Efficiency of wind turbines', vector: [3, 2, 1, 1, 1] }),
+  chunk({ id: 'd', document_id: 'doc2', document_name: 'two.txt', content: 'Solar cells', vector: [1, 1, 1, 1, 0], available: false }),
+  chunk({ id: 'e', document_id: 'doc2', document_name: 'two.txt', content: 'Hydro dams', vector: [1, 3, 2, 1, 1] }),
+  chunk({ id: 'f', document_id: 'doc2', document_name: 'two.txt', content: 'Geothermal heat', vector: [-1, 1, 1, 1, 0] }),
+];
+const QUESTION = 'solar efficiency?';
+const E1 = [1, 0, 0, 0, 0];
+const WS = Math.log(2);
+const WE = Math.log(2.8);
+const TERM_SOLAR = WS / (WS + WE);
+const TERM_EFFICIENCY = WE / (WS + WE);
+
+function near(actual: number, expected: number, what: string) {
+  assert.ok(Math.abs(actual - expected) < 1e-12, `${what}: ${actual} ≠ ${expected}`);
+}
+
+function scores(chunks: ReferenceChunk[]) {
+  return chunks.map((c) => [c.id, c.similarity, c.vector_similarity, c.term_similarity] as const);
+}
+
+function assertScores(chunks: ReferenceChunk[], expected: [string, number, number, number][]) {
+  assert.deepEqual(chunks.map((c) => c.id), expected.map((e) => e[0]));
+  scores(chunks).forEach(([id, sim, vec, term], i) => {
+    near(sim, expected[i]![1], `${id} similarity`);
+    near(vec, expected[i]![2], `${id} vector_similarity`);
+    near(term, expected[i]![3], `${id} term_similarity`);
+  });
+}
+
+async function setup(chunks: IndexedChunk[] = corpus, extra: Partial<RetrieveDeps> = {}) {
+  const { index } = memoryIndex();
+  await index.upsert(chunks);
+  const embedded: string[] = [];
+  const deps: RetrieveDeps = {
+    index,
+    embedQuery: async (text) => {
+      embedded.push(text);
+      return E1;
+    },
+    pagerankOf: () => 0,
+    ...extra,
+  };
+  const run = (params: Partial<RetrieveParams> = {}) => retrieve({ question: QUESTION, dataset_ids: ['ds1'], ...params }, deps);
+  return { index, deps, run, embedded };
+}
+
+describe('retrieve', () => {
+  it('scores the hand-built corpus exactly with the default settings', async () => {
+    const { run, embedded } = await setup();
+    const result = await run();
+    assert.deepEqual(embedded, [QUESTION]);
+    assert.equal(result.total, 3);
+    assertScores(result.chunks, [
+      ['b', 0.7 * 1, 0, 1],
+      ['c', 0.3 * 0.75 + 0.7 * TERM_EFFICIENCY, 0.75, TERM_EFFICIENCY],
+      ['a', 0.3 * 1 + 0.7 * TERM_SOLAR, 1, TERM_SOLAR],
+    ]);
+    assert.deepEqual(result.doc_aggs, [{ doc_name: 'one.txt', doc_id: 'doc1', count: 2 }, { doc_name: 'two.txt', doc_id: 'doc2', count: 1 }]);
+    const first = result.chunks[0]!;
+    assert.deepEqual({ ...first, similarity: 0, vector_similarity: 0, term_similarity: 0 }, {
+      id: 'b', content: 'Solar efficiency gains', document_id: 'doc1', document_name: 'one.txt',
+      document_keyword: 'one.txt', dataset_id: 'ds1', image_id: '', positions: [], similarity: 0,
+      vector_similarity: 0, term_similarity: 0, important_keywords: [], tag_kwd: [], questions: [],
+    });
+    for (const stage of ['embed', 'fulltext', 'vector', 'fuse', 'rerank', 'total'] as const) {
+      assert.ok(Number.isFinite(result.timings[stage]) && result.timings[stage] >= 0, stage);
+    }
+  });
+
+  it('blends with vector_similarity_weight: 1 = vector only, 0 = term only', async () => {
+    const { run } = await setup();
+    assertScores((await run({ vector_similarity_weight: 1 })).chunks, [
+      ['a', 1, 1, TERM_SOLAR], ['c', 0.75, 0.75, TERM_EFFICIENCY], ['e', 0.25, 0.25, 0],
+    ]);
+    assertScores((await run({ vector_similarity_weight: 0 })).chunks, [
+      ['b', 1, 0, 1], ['c', TERM_EFFICIENCY, 0.75, TERM_EFFICIENCY], ['a', TERM_SOLAR, 1, TERM_SOLAR],
+    ]);
+    assertScores((await run({ vector_similarity_weight: 0.5 })).chunks, [
+      ['a', 0.5 * 1 + 0.5 * TERM_SOLAR, 1, TERM_SOLAR],
+      ['c', 0.5 * 0.75 + 0.5 * TERM_EFFICIENCY, 0.75, TERM_EFFICIENCY],
+      ['b', 0.5, 0, 1],
+    ]);
+  });
+
+  it('applies similarity_threshold (inclusive) and never returns unavailable chunks', async () => {
+    const { run } = await setup();
+    const all = await run({ similarity_threshold: 0 });
+    assert.equal(all.total, 5);
+    assert.deepEqual(all.chunks.map((c) => c.id), ['b', 'c', 'a', 'e', 'f']);
+    near(all.chunks[3]!.similarity, 0.3 * 0.25, 'e');
+    assert.equal(all.chunks[4]!.similarity, 0, 'negative cosine counts as 0');
+    const strict = await run({ similarity_threshold: 0.7 });
+    assert.deepEqual(strict.chunks.map((c) => c.id), ['b']);
+    assert.equal((await run({ similarity_threshold: 0.71 })).total, 0);
+  });
+
+  it('pages through the thresholded, sorted results', async () => {
+    const { run } = await setup();
+    const page2 = await run({ page: 2, page_size: 2 });
+    assert.deepEqual([page2.total, page2.chunks.map((c) => c.id)], [3, ['a']]);
+    assert.equal(page2.doc_aggs.reduce((n, d) => n + d.count, 0), 3, 'doc_aggs cover all pages');
+    const page3 = await run({ page: 3, page_size: 2 });
+    assert.deepEqual([page3.total, page3.chunks], [3, []]);
+  });
+
+  it('filters by document_ids and dataset_ids', async () => {
+    const other = chunk({ id: 'x', dataset_id: 'ds2', document_id: 'doc9', content: 'solar efficiency report', vector: E1 });
+    const { run } = await setup([...corpus, other]);
+    assert.deepEqual((await run({ document_ids: ['doc2'] })).chunks.map((c) => c.id), ['c']);
+    assert.ok(!(await run()).chunks.some((c) => c.id === 'x'));
+    assert.equal((await run({ dataset_ids: ['ds2'] })).chunks[0]?.id, 'x');
+    assert.equal((await run({ dataset_ids: ['ds1', 'ds2'] })).chunks[0]?.id, 'x');
+  });
+
+  it('restricts to documents matching metadata_condition', async () => {
+    const documentMetadata = async (datasetIds: string[]) => {
+      assert.deepEqual(datasetIds, ['ds1']);
+      return [{ document_id: 'doc1', meta_fields: { lang: 'en' } }, { document_id: 'doc2', meta_fields: { lang: 'fr' } }];
+    };
+    const { run } = await setup(corpus, { documentMetadata });
+    const fr = { conditions: [{ name: 'lang', comparison_operator: '=' as const, value: 'FR' }] };
+    assert.deepEqual((await run({ metadata_condition: fr })).chunks.map((c) => c.id), ['c']);
+    assert.equal((await run({ metadata_condition: fr, document_ids: ['doc1'] })).total, 0);
+    const none = { conditions: [{ name: 'lang', comparison_operator: '=' as const, value: 'de' }] };
+    assert.deepEqual(await run({ metadata_condition: none }).then((r) => [r.total, r.chunks]), [0, []]);
+    assert.equal((await run({ metadata_condition: { conditions: [] } })).total, 3);
+    const { run: withoutDeps } = await setup();
+    await assert.rejects(withoutDeps({ metadata_condition: fr }), /documentMetadata/);
+  });
+
+  it('a rerank score replaces the vector part (and is reported as vector_similarity), sanitised', async () => {
+    const calls: [string, string[]][] = [];
+    const byContent: Record<string, number> = {
+      'Solar power basics': 0.5, 'Solar efficiency gains': NaN, 'Efficiency of wind turbines': 1.5,
+      'Hydro dams': Infinity, 'Geothermal heat': 0.25,
+    };
+    const rerank = async (query: string, docs: string[]) => {
+      calls.push([query, docs]);
+      return docs.map((d) => byContent[d]!);
+    };
+    const { run } = await setup(corpus, { rerank });
+    const result = await run({ similarity_threshold: 0 });
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0]![0], QUESTION);
+    assert.deepEqual([...calls[0]![1]].sort(), Object.keys(byContent).sort());
+    assertScores(result.chunks, [
+      ['c', 0.3 * 1 + 0.7 * TERM_EFFICIENCY, 1, TERM_EFFICIENCY],
+      ['b', 0.7, 0, 1],
+      ['a', 0.3 * 0.5 + 0.7 * TERM_SOLAR, 0.5, TERM_SOLAR],
+      ['f', 0.3 * 0.25, 0.25, 0],
+      ['e', 0, 0, 0],
+    ]);
+  });
+
+  it('ranks datasets with a higher pagerank first, keeping similarity unboosted', async () => {
+    const boosted = chunk({ id: 'p', dataset_id: 'ds2', document_id: 'doc9', content: 'efficiency', vector: [0, 1, 0, 0, 0] });
+    const { run: flat } = await setup([...corpus, boosted]);
+    const unboosted = await flat({ dataset_ids: ['ds1', 'ds2'] });
+    assert.equal(unboosted.chunks.at(-1)?.id, 'p');
+    const { run } = await setup([...corpus, boosted], { pagerankOf: async (id) => (id === 'ds2' ? 10 : 0) });
+    const result = await run({ dataset_ids: ['ds1', 'ds2'] });
+    assert.deepEqual(result.chunks.map((c) => c.id), ['p', ...unboosted.chunks.slice(0, -1).map((c) => c.id)]);
+    assert.deepEqual(scores(result.chunks).sort(), scores(unboosted.chunks).sort(), 'same similarities');
+  });
+
+  it('handles datasets whose embeddings have different dimensions', async () => {
+    const small = chunk({ id: 's', dataset_id: 'mini', document_id: 'doc7', content: 'solar efficiency', vector: [1, 0, 0] });
+    const { run } = await setup([...corpus, small]);
+    const result = await run({ dataset_ids: ['ds1', 'mini'] });
+    const s = result.chunks.find((c) => c.id === 's');
+    assert.ok(s, 'found by full text');
+    assert.deepEqual([s.vector_similarity, s.term_similarity], [0, 1]);
+    near(s.similarity, 0.7, 's similarity');
+  });
+
+  it('keeps every score finite and in 0..1 when the model returns NaN or Infinity', async () => {
+    const { run } = await setup(corpus, { embedQuery: async () => [NaN, Infinity, 1, 0, 0] });
+    const result = await run({ similarity_threshold: 0 });
+    assert.ok(result.chunks.length > 0);
+    for (const c of result.chunks) {
+      for (const v of [c.similarity, c.vector_similarity, c.term_similarity]) assert.ok(Number.isFinite(v) && v >= 0 && v <= 1);
+    }
+    assert.ok(!JSON.stringify(result).includes('null'));
+  });
+
+  it('ranks by term similarity alone when the query vector is all zeros', async () => {
+    const { run } = await setup(corpus, { embedQuery: async () => [0, 0, 0, 0, 0] });
+    assertScores((await run()).chunks, [['b', 1, 0, 1], ['c', TERM_EFFICIENCY, 0, TERM_EFFICIENCY], ['a', TERM_SOLAR, 0, TERM_SOLAR]]);
+  });
+
+  it('returns an empty result for a blank question without embedding it', async () => {
+    const { run, embedded } = await setup();
+    for (const question of ['', '   ']) {
+      const result = await run({ question });
+      assert.deepEqual([result.total, result.chunks, result.doc_aggs], [0, [], []]);
+    }
+    assert.deepEqual(embedded, []);
+  });
+
+  it('highlights matched words and returns the parent text of parent-child chunks', async () => {
+    const child = chunk({ id: 'k', document_id: 'doc3', content: 'Solar efficiency child', parent_content: 'The whole solar parent section', vector: E1 });
+    const { run } = await setup([...corpus, child]);
+    const result = await run({ highlight: true });
+    const k = result.chunks.find((c) => c.id === 'k');
+    assert.equal(k?.content, 'The whole solar parent section');
+    assert.equal(k?.highlight, 'The whole <em>solar</em> parent section');
+    assert.equal(result.chunks.find((c) => c.id === 'b')?.highlight, '<em>Solar</em> <em>efficiency</em> gains');
+    assert.equal((await run()).chunks[0]?.highlight, undefined);
+  });
+});
