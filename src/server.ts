@@ -31,6 +31,7 @@ import { ChatService } from './services/chats.js';
 import { SessionService } from './services/sessions.js';
 import { ConversationService } from './services/conversations.js';
 import type { RouteSpec } from './api/routes.js';
+import { withMcp } from './mcp/http-transport.js';
 
 export interface Cairn {
   url: string;
@@ -119,7 +120,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...openaiRoutes(conversations, auth),
     );
     const app = createHttpApp(routes, auth, log, config.jsonLimit);
-    const server = http.createServer(app);
+    const server = http.createServer(withMcp(app, { auth, services: { datasets, chats, retrieval }, log, jsonLimit: config.jsonLimit }));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());

@@ -68,7 +68,6 @@ for (const threads of [1, 2]) {
       `${String(threads).padStart(7)} | ${String(n).padStart(11)} | ${perSecond.toFixed(1).padStart(12)} | ${batchMs.toFixed(1).padStart(15)} | ${Math.round(perSecond * n).toString().padStart(8)}`,
     );
   }
-  await model.close();
 }
 
 // Retrieval embeds one question per request; it must not wait for a whole ingestion request.
@@ -87,6 +86,5 @@ const t = performance.now();
 await model.embed([question]);
 const busy = performance.now() - t;
 await bulk;
-await model.close();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(`\nsingle-query latency: ${median(idle).toFixed(1)} ms idle (median of 10), ${busy.toFixed(0)} ms while a 64 x 256-token request runs`);

@@ -3,12 +3,15 @@ import { loadConfig } from '../config.js';
 import { startCairn } from '../server.js';
 import { runWorkerOnly } from './worker.js';
 import { createKey } from './keys.js';
+import { runMcp } from './mcp.js';
 
 const USAGE = `usage: cairn <command>
   start                      start the service (default): HTTP API, worker and, unless TEMPORAL_ADDRESS is set, a Temporal dev server
   worker                     run a Temporal worker alone (needs TEMPORAL_ADDRESS)
   keys create --email EMAIL  print a new API key for the user (created if missing)
   migrate                    apply database migrations and exit
+  mcp [--api-key KEY] [--url URL]
+                             MCP server on stdio for a running Cairn (CAIRN_API_KEY, CAIRN_URL; default http://127.0.0.1:9380)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -48,6 +51,8 @@ async function main(argv: string[]): Promise<number> {
       console.log('database is up to date');
       return 0;
     }
+    case 'mcp':
+      return runMcp(rest);
     case 'help':
     case '--help':
     case '-h':

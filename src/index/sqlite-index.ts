@@ -6,6 +6,7 @@ import type {
   CandidateFeatures, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk, ScoredId, TermStats,
 } from './types.js';
 import { ChunkNotFoundError } from './types.js';
+import { encodeTermHashes, termHashLookup } from './term-hashes.js';
 import { fromFloat32Blob, toFloat32Blob, toSignBits } from './vector-codec.js';
 
 export interface SqliteChunkIndexOptions {
@@ -86,8 +87,8 @@ function toChunk(row: ChunkRow): IndexedChunk {
 }
 
 /** The stems a chunk is matched on by term similarity, as stored in chunk_rows.terms. */
-function chunkTerms(c: IndexedChunk): string {
-  return ` ${termSet([c.content, ...c.important_keywords, ...c.questions, c.document_name]).join(' ')} `;
+function chunkTerms(c: IndexedChunk): Buffer {
+  return encodeTermHashes(termSet([c.content, ...c.important_keywords, ...c.questions, c.document_name]));
 }
 
 function prepareStatements(db: Database) {
@@ -151,7 +152,7 @@ function prepareStatements(db: Database) {
     features: p(`
       SELECT r.id, r.dataset_id, r.document_id, r.document_name, r.terms,
         CASE WHEN length(v.vector) = :bytes THEN 1 - vec_distance_cosine(v.vector, :vector) END AS cosine
-      FROM json_each(:ids) j JOIN chunk_rows r ON r.id = j.value LEFT JOIN chunk_vectors v ON v.row = r.rowid`),
+      FROM json_each(:ids) j JOIN chunk_rows r ON r.id = j.value LEFT JOIN chunk_vectors v ON v.row = r.rowid`).raw(),
     termFrequencies: p(`SELECT term, doc FROM chunk_fts_terms WHERE term IN (SELECT value FROM json_each(?))`),
     chunkCount: p(`SELECT count(*) AS n FROM chunk_rows`),
     ping: p(`SELECT 1 FROM chunk_rows LIMIT 1`),
@@ -333,8 +334,9 @@ export class SqliteChunkIndex implements ChunkIndex {
       ids: ids(new Set(chunkIds)),
       bytes: vector.length * 4,
       vector: toFloat32Blob(vector),
-    }) as { id: string; dataset_id: string; document_id: string; document_name: string; terms: string; cosine: number | null }[];
-    return rows.map(({ terms, ...features }) => ({ ...features, hasTerm: (stem: string) => terms.includes(` ${stem} `) }));
+    }) as [string, string, string, string, Buffer, number | null][];
+    return rows.map(([id, dataset_id, document_id, document_name, terms, cosine]) =>
+      ({ id, dataset_id, document_id, document_name, cosine, hasTerm: termHashLookup(terms) }));
   }
 
   async ping(): Promise<void> {

@@ -5,7 +5,7 @@ import { FTS_COLUMNS } from './fts-query.js';
  * Tables of the embedded chunk index (all prefixed `chunk_`), created idempotently.
  *
  * - chunk_rows     the chunk record (every IndexedChunk field, lists as JSON) plus `terms`, the chunk's
- *                  stems for term similarity, stored as " stem1 stem2 ... " so membership is a substring test;
+ *                  stems for term similarity (term-hashes.ts);
  * - chunk_fts      FTS5 over title (document name), content, keywords, questions; contentless (the text
  *                  lives in chunk_rows) with contentless_delete so rows can be replaced; rowid = chunk_rows.rowid;
  * - chunk_keys     narrow filter + coarse-vector table clustered by dataset (WITHOUT ROWID, key
@@ -32,7 +32,7 @@ export function ensureChunkSchema(db: Database): void {
       create_time TEXT NOT NULL,
       create_timestamp REAL NOT NULL,
       parent_content TEXT,
-      terms TEXT NOT NULL,
+      terms BLOB NOT NULL,
       page_number INTEGER NOT NULL,
       top REAL NOT NULL
     );

@@ -79,26 +79,26 @@ export class ProviderHttpError extends ModelError {
 
 /** Maps a provider's HTTP error status to a ModelError with a message a user can act on. */
 export function httpError(provider: string, upstreamStatus: number, detail: string | undefined, model: string): ModelError {
-  const { message, status } = describeHttpError(provider, upstreamStatus, detail, model);
+  const [message, status] = describeHttpError(provider, upstreamStatus, detail, model);
   return new ProviderHttpError(message, provider, status, upstreamStatus);
 }
 
-function describeHttpError(provider: string, status: number, detail: string | undefined, model: string) {
+/** [message, status for the Cairn API]. */
+function describeHttpError(provider: string, status: number, detail: string | undefined, model: string): [string, number] {
   const suffix = detail ? `: ${detail}` : '';
   const what = model ? `model '${model}' or its endpoint was` : 'endpoint';
-  const result = (message: string, ownStatus: number) => ({ message, status: ownStatus });
   switch (status) {
     case 401:
-      return result(`${provider}: authentication failed (HTTP 401), check the API key${suffix}`, 400);
+      return [`${provider}: authentication failed (HTTP 401), check the API key${suffix}`, 400];
     case 403:
-      return result(`${provider}: access denied (HTTP 403)${suffix}`, 400);
+      return [`${provider}: access denied (HTTP 403)${suffix}`, 400];
     case 404:
-      return result(`${provider}: ${what} not found (HTTP 404)${suffix}`, 400);
+      return [`${provider}: ${what} not found (HTTP 404)${suffix}`, 400];
     case 429:
-      return result(`${provider}: rate limited (HTTP 429)${suffix}`, 500);
+      return [`${provider}: rate limited (HTTP 429)${suffix}`, 500];
     default:
       return status >= 500
-        ? result(`${provider}: server error (HTTP ${status})${suffix}`, 500)
-        : result(`${provider}: request rejected (HTTP ${status})${suffix}`, 400);
+        ? [`${provider}: server error (HTTP ${status})${suffix}`, 500]
+        : [`${provider}: request rejected (HTTP ${status})${suffix}`, 400];
   }
 }

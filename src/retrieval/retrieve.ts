@@ -2,7 +2,7 @@
  * Retrieval: question → full-text candidates (top_k) ∪ vector candidates (top_k) → term and vector
  * similarity → weighted sum → optional rerank → threshold → pagerank/similarity order → page.
  */
-import type { CandidateFeatures, ChunkFilter, IndexedChunk } from '../index/types.js';
+import type { CandidateFeatures, ChunkFilter, IndexedChunk, ScoredId } from '../index/types.js';
 import { highlight } from './highlight.js';
 import { allowedDocumentIds } from './metadata.js';
 import {
@@ -71,6 +71,19 @@ async function documentScope(params: RetrieveParams, deps: RetrieveDeps): Promis
   if (!explicit) return allowed;
   const chosen = new Set(explicit);
   return allowed.filter((id) => chosen.has(id));
+}
+
+/** Features of the union of both hit lists; vector hits already carry their cosine, so it is not recomputed. */
+async function candidateFeatures(
+  textHits: ScoredId[], vectorHits: ScoredId[], vector: number[], deps: RetrieveDeps,
+): Promise<CandidateFeatures[]> {
+  const cosine = new Map(vectorHits.map((h) => [h.id, h.score]));
+  const textOnly = [...new Set(textHits.map((h) => h.id))].filter((id) => !cosine.has(id));
+  const [fromVector, fromText] = await Promise.all([
+    deps.index.candidateFeatures([...cosine.keys()], []),
+    deps.index.candidateFeatures(textOnly, vector),
+  ]);
+  return [...fromVector.map((f) => ({ ...f, cosine: cosine.get(f.id) ?? null })), ...fromText];
 }
 
 async function pageranks(datasetIds: Iterable<string>, deps: RetrieveDeps): Promise<Map<string, number>> {
@@ -180,9 +193,8 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
 
   const fuseStart = performance.now();
   const stems = queryTerms(question).map((t) => t.stem);
-  const candidateIds = [...new Set([...textHits, ...vectorHits].map((h) => h.id))];
   const [features, stats] = await Promise.all([
-    deps.index.candidateFeatures(candidateIds, useVector ? vector : []),
+    candidateFeatures(textHits, vectorHits, useVector ? vector : [], deps),
     deps.index.termStats(stems),
   ]);
   const pagerank = await pageranks(features.map((f) => f.dataset_id), deps);

@@ -107,7 +107,10 @@ export class ProviderService implements ModelCatalog {
   async checkConnection(factory: string, input: { base_url?: string; api_key?: string; model_name: string; model_type: ModelType }) {
     const f = requireFactory(factory);
     const client = createModel({ factory: f.name, model_name: input.model_name, model_type: input.model_type, base_url: input.base_url, api_key: input.api_key });
-    await client.verify?.();
+    // The base URL and model here are the caller's input: a failure is a bad request, named by the provider.
+    await client.verify?.().catch((err: Error) => {
+      throw badRequest(err.message);
+    });
     return { provider_name: f.name, model_name: input.model_name, model_type: input.model_type, status: 'ok' };
   }
 

@@ -42,7 +42,7 @@ export class ProviderRepo {
 
   models(instanceIds: string[]): Promise<ModelRow[]> {
     if (instanceIds.length === 0) return Promise.resolve([]);
-    return this.db.selectFrom('provider_models').selectAll().where('instance_id', 'in', instanceIds).orderBy('create_time').execute();
+    return this.db.selectFrom('provider_models').selectAll().where('instance_id', 'in', instanceIds).orderBy('create_time').orderBy('model_name').execute();
   }
 
   async upsertModel(row: ModelRow): Promise<void> {

@@ -24,7 +24,7 @@ class Client:
     ``{base_url}/api/{version}`` with ``Authorization: Bearer <api_key>``. Every failure raises
     :class:`~cairn.CairnError` with the envelope's ``code`` and ``message``.
 
-    ``timeout`` (seconds, default none) applies to every request except streamed answers' reads.
+    ``timeout`` (seconds, default none) applies to every request; for streamed answers only to connecting.
     """
 
     def __init__(self, api_key: str, base_url: str = "http://127.0.0.1:9380", version: str = "v1", timeout: float | None = None):
@@ -65,7 +65,8 @@ class Client:
             data=data,
             headers=self.authorization_header,
             stream=stream,
-            timeout=self.timeout,
+            # A streamed answer may pause between messages: only connecting is timed then.
+            timeout=(self.timeout, None) if stream and self.timeout else self.timeout,
         )
 
     # ------------------------------------------------------------------ envelope

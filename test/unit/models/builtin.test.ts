@@ -16,7 +16,6 @@ describe('models/builtin embedding model (all-MiniLM-L6-v2, ONNX in a worker thr
   before(() => {
     model = new BuiltinEmbeddingModel({ threads: 2 });
   });
-  after(() => model.close());
 
   it('is the Builtin factory default', () => {
     assert.equal(BUILTIN_EMBEDDING_MODEL_ID, 'sentence-transformers/all-MiniLM-L6-v2@Builtin');
@@ -80,16 +79,19 @@ describe('models/builtin embedding model (all-MiniLM-L6-v2, ONNX in a worker thr
       worstGap = Math.max(worstGap, now - last);
       last = now;
     }, 5);
+    const start = performance.now();
     try {
       await model.embed(texts);
     } finally {
       clearInterval(timer);
     }
-    assert.ok(worstGap < 150, `event loop stalled for ${worstGap.toFixed(0)} ms`);
+    const total = performance.now() - start;
+    // Inference on the main thread would stall the loop for about the whole call; allow for a busy machine.
+    assert.ok(worstGap < Math.max(200, total / 4), `event loop stalled for ${worstGap.toFixed(0)} ms of ${total.toFixed(0)} ms`);
   });
 
   it('answers a single query before a large request that was sent first', async () => {
-    const big = Array.from({ length: 48 }, (_, i) => `document ${i} `.repeat(120));
+    const big = Array.from({ length: 24 }, (_, i) => `document ${i} `.repeat(120)); // 6 runs of 4 x 256 tokens
     const finished: string[] = [];
     const bigDone = model.embed(big).then(() => finished.push('big'));
     await new Promise((r) => setTimeout(r, 50));
@@ -106,11 +108,8 @@ describe('models/builtin embedding model (all-MiniLM-L6-v2, ONNX in a worker thr
     const empty = mkdtempSync(join(tmpdir(), 'cairn-embed-'));
     assert.throws(() => locateModelFiles(MINILM_L6_V2, { [MODEL_DIR_ENV]: empty }), /Builtin: CAIRN_EMBED_MODEL_DIR=.* must contain model\.onnx and tokenizer\.json/);
     const broken = new BuiltinEmbeddingModel({ files: { onnx: join(empty, 'model.onnx'), tokenizer: join(empty, 'tokenizer.json') } });
-    try {
-      await rejectsModelError(() => broken.embed(['x']), /^Builtin: /, /tokenizer\.json|model\.onnx/);
-    } finally {
-      await broken.close();
-    }
+    await rejectsModelError(() => broken.embed(['x']), /^Builtin: /, /tokenizer\.json|model\.onnx/);
+    assert.equal((await model.embed(['still works']))[0]!.length, 384, 'the shared worker survives a failed load');
   });
 });
 

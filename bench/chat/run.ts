@@ -1,0 +1,154 @@
+/**
+ * Chat streaming overhead benchmark (prints numbers; not a timed test).
+ *
+ *   npx tsx bench/chat/run.ts [--streams 1,10,50] [--samples 20] [--url http://127.0.0.1:9380]
+ *
+ * A scripted OpenAI-compatible model (TTFT 300 ms, 15 ms per token, 150 tokens) answers a chat
+ * assistant without datasets. For each concurrency level the model is first streamed directly (its own
+ * timings), then through Cairn's POST /api/v1/chat/completions (SSE, cumulative frames, a new session
+ * per request: session write, model call, answer stored). "Added" is Cairn minus the model at the same
+ * percentile: the time Cairn adds to the first answer token and to the whole answer.
+ *
+ * Without --url it starts its own Cairn in this process (a Temporal dev server, no worker: chat needs
+ * none) on a temporary data directory. With --url it registers a new user on that Cairn (registration
+ * must be open) and the Cairn must reach this machine's 127.0.0.1.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { startCairn, type Cairn } from '../../src/server.js';
+import { startDevServer, type DevServer } from '../../src/engine/dev-server.js';
+import { startFakeOpenAI, tokensAnswer } from '../../test/fakes/index.js';
+
+const TTFT_MS = 300;
+const TOKEN_MS = 15;
+const TOKENS = 150;
+
+function argument(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+interface Sample {
+  ttft: number;
+  total: number;
+}
+
+/**
+ * Streams one SSE response; `first` says whether a frame carries answer text. Frames are matched as
+ * text, not parsed, so the client costs little next to the server it measures.
+ */
+async function timeStream(url: string, headers: Record<string, string>, body: unknown, first: (frame: string) => boolean, last: (frame: string) => boolean): Promise<Sample> {
+  const start = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  if (!res.ok || !res.body) throw new Error(`${url}: HTTP ${res.status} ${await res.text()}`);
+  const decoder = new TextDecoder();
+  let buffered = '';
+  let ttft = NaN;
+  let ended = false;
+  for await (const bytes of res.body) {
+    buffered += decoder.decode(bytes as Uint8Array, { stream: true });
+    let cut: number;
+    while ((cut = buffered.indexOf('\n\n')) >= 0) {
+      const frame = buffered.slice(0, cut);
+      buffered = buffered.slice(cut + 2);
+      if (Number.isNaN(ttft) && first(frame)) ttft = performance.now() - start;
+      if (last(frame)) ended = true;
+    }
+  }
+  if (!ended || Number.isNaN(ttft)) throw new Error(`${url}: the stream ended without an answer`);
+  return { ttft, total: performance.now() - start };
+}
+
+async function concurrently(streams: number, samples: number, run: () => Promise<Sample>): Promise<Sample[]> {
+  const out: Sample[] = [];
+  for (let done = 0; done < samples; done += streams) out.push(...(await Promise.all(Array.from({ length: streams }, run))));
+  return out;
+}
+
+async function startOwnCairn(): Promise<{ url: string; stop(): Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-chat-'));
+  const base = loadConfig({ ...process.env, CAIRN_DATA_DIR: dataDir });
+  const temporal: DevServer = await startDevServer({ rootDir: base.rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
+  const cairn: Cairn = await startCairn({ ...base, port: 0, temporalAddress: temporal.address, embeddedWorker: false }, { log: pino({ level: 'warn' }) });
+  return {
+    url: cairn.url,
+    async stop() {
+      await cairn.stop();
+      await temporal.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function call(url: string, method: string, body: unknown, auth?: string) {
+  const res = await fetch(url, { method, headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) }, body: JSON.stringify(body) });
+  const json = (await res.json()) as { code: number; data: any; message?: string };
+  if (json.code !== 0) throw new Error(`${method} ${url}: ${json.message}`);
+  return { json, res };
+}
+
+/** A new user with an API key, the fake as its default chat model, and a chat assistant without datasets. */
+async function setUp(cairnUrl: string, modelBaseUrl: string): Promise<{ key: string; chatId: string }> {
+  const api = `${cairnUrl}/api/v1`;
+  const email = `bench-${process.pid}-${Date.now()}@example.com`;
+  const { res } = await call(`${api}/users`, 'POST', { email, nickname: 'bench', password: 'bench-pass' });
+  const token = await call(`${api}/system/tokens`, 'POST', {}, res.headers.get('authorization')!);
+  const key = `Bearer ${token.json.data.token}`;
+  await call(`${api}/providers/OpenAI-API-Compatible/instances`, 'POST', { instance_name: 'bench', base_url: modelBaseUrl, model_info: [{ model_name: 'bench-chat', model_type: 'chat' }] }, key);
+  await call(`${api}/models/default`, 'PATCH', { model_type: 'chat', model_id: 'bench-chat@bench@OpenAI-API-Compatible' }, key);
+  const chat = await call(`${api}/chats`, 'POST', { name: 'bench', prompt_config: { system: 'You are a benchmark.', parameters: [] } }, key);
+  return { key, chatId: chat.json.data.id };
+}
+
+const levels = argument('streams', '1,10,50').split(',').map(Number);
+const samples = Number(argument('samples', '20'));
+const fake = await startFakeOpenAI({ ttftMs: TTFT_MS, tokenDelayMs: TOKEN_MS, answer: tokensAnswer(TOKENS) });
+const own = process.argv.includes('--url') ? undefined : await startOwnCairn();
+const cairnUrl = own?.url ?? argument('url', '');
+try {
+  const { key, chatId } = await setUp(cairnUrl, fake.baseUrl);
+  const model = () =>
+    timeStream(`${fake.baseUrl}/chat/completions`, {}, { model: 'bench-chat', stream: true, messages: [{ role: 'user', content: 'go' }] }, (f) => f.includes('"content":"'), (f) => f === 'data: [DONE]');
+  const fullAnswer = tokensAnswer(TOKENS)([], '').answer;
+  const cairn = () =>
+    timeStream(
+      `${cairnUrl}/api/v1/chat/completions`,
+      { Authorization: key },
+      { chat_id: chatId, stream: true, messages: [{ role: 'user', content: 'go' }] },
+      (f) => f.startsWith('data:{"code":0') && !f.includes('"answer":""'),
+      (f) => {
+        if (f.includes('"final":true') && !f.includes(`"answer":"${fullAnswer}"`)) throw new Error('Cairn did not return the whole answer');
+        return f === 'data:{"code":0,"message":"","data":true}';
+      },
+    );
+  await model();
+  await cairn();
+
+  console.log(`model: TTFT ${TTFT_MS} ms, ${TOKEN_MS} ms/token, ${TOKENS} tokens; at least ${samples} streams per cell; ${os.availableParallelism()} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
+  console.log('ms, p50 / p95');
+  console.log('streams | model TTFT  | Cairn TTFT  | added TTFT  | model total | Cairn total | added total');
+  console.log('------- | ----------- | ----------- | ----------- | ----------- | ----------- | -----------');
+  const pair = (a: number, b: number) => `${a.toFixed(0).padStart(5)} /${b.toFixed(0).padStart(5)}`;
+  for (const streams of levels) {
+    const direct = await concurrently(streams, samples, model);
+    const through = await concurrently(streams, samples, cairn);
+    const p = (xs: Sample[], key: keyof Sample, q: number) => percentile(xs.map((s) => s[key]), q);
+    const cells = (['ttft', 'total'] as const).flatMap((k) => [
+      pair(p(direct, k, 50), p(direct, k, 95)),
+      pair(p(through, k, 50), p(through, k, 95)),
+      pair(p(through, k, 50) - p(direct, k, 50), p(through, k, 95) - p(direct, k, 95)),
+    ]);
+    console.log(`${String(streams).padStart(7)} | ${cells.join(' | ')}`);
+  }
+} finally {
+  await own?.stop();
+  await fake.close();
+}

@@ -1,0 +1,348 @@
+/**
+ * End-to-end ingest benchmark (prints numbers; not a timed test).
+ *
+ *   npx tsx bench/ingest/run.ts [--pdfs N] [--docx N] [--pages N] [--paragraphs N] [--docx-paragraphs N]
+ *                               [--batch N] [--timeout MINUTES] [--keep]
+ *
+ * Starts its own Temporal dev server and Cairn (embedded worker, built-in embedding model) on free ports
+ * over a temporary data directory; generates a deterministic corpus of PDFs and DOCX files; uploads it
+ * through the HTTP API (`--batch` files per multipart request); starts parsing every document with one
+ * POST /datasets/{id}/chunks; polls until no document is RUNNING. Prints throughput (documents, pages,
+ * chunks per second) and, from Temporal's workflow histories, the time spent in each pipeline stage
+ * (extract, chunk, embed, index) and waiting in the task queue. Everything it started is stopped at the
+ * end, also on error or Ctrl-C; `--keep` keeps the data directory for inspection.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startCairn, type Cairn } from '../../src/server.js';
+import { generateCorpus, type CorpusFile } from './corpus.js';
+import { fetchParseHistories, peakOverlap, percentile, unionMs, type WorkflowRun } from './histories.js';
+
+// Defaults sized so a full run (generation + ingest) stays within ~10 minutes on a 2-core machine;
+// see bench/ingest/README.md for the measurements behind them.
+const DEFAULTS = { pdfs: 200, docx: 200, pages: 10, paragraphs: 8, docxParagraphs: 20, batch: 20, timeout: 60 };
+
+function argument(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} needs a non-negative integer, got ${process.argv[i + 1]}`);
+  return n;
+}
+
+const opts = {
+  pdfs: argument('pdfs', DEFAULTS.pdfs),
+  docx: argument('docx', DEFAULTS.docx),
+  pages: argument('pages', DEFAULTS.pages),
+  paragraphs: argument('paragraphs', DEFAULTS.paragraphs),
+  docxParagraphs: argument('docx-paragraphs', DEFAULTS.docxParagraphs),
+  batch: Math.max(1, argument('batch', DEFAULTS.batch)),
+  timeoutMs: argument('timeout', DEFAULTS.timeout) * 60_000,
+  keep: process.argv.includes('--keep'),
+};
+if (opts.pdfs + opts.docx === 0) throw new Error('nothing to ingest: --pdfs and --docx are both 0');
+
+const STAGES = [
+  ['extract', 'extractDocument'],
+  ['chunk', 'chunkDocument'],
+  ['embed', 'embedChunks'],
+  ['index', 'indexChunks'],
+] as const;
+
+// ------------------------------------------------------------------------------------------ HTTP
+
+class Api {
+  constructor(
+    readonly url: string,
+    readonly key: string,
+  ) {}
+
+  async call<T = any>(method: string, path: string, init: { json?: unknown; form?: FormData; query?: Record<string, string | number> } = {}): Promise<T> {
+    const u = new URL('/api/v1' + path, this.url);
+    for (const [k, v] of Object.entries(init.query ?? {})) u.searchParams.append(k, String(v));
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.key}` };
+    let body: BodyInit | undefined = init.form;
+    if (init.json !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      body = JSON.stringify(init.json);
+    }
+    const res = await fetch(u, { method, headers, body });
+    const text = await res.text();
+    let parsed: { code?: number; message?: string; data?: T };
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error(`${method} ${path}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+    }
+    if (res.status !== 200 || parsed.code !== 0) throw new Error(`${method} ${path}: HTTP ${res.status}: ${parsed.message ?? text.slice(0, 300)}`);
+    return parsed.data as T;
+  }
+}
+
+interface DocView {
+  id: string;
+  name: string;
+  run: string;
+  chunk_count: number;
+  token_count: number;
+  process_duration: number;
+  progress_msg: string;
+}
+
+async function countByRun(api: Api, datasetId: string, run: string): Promise<number> {
+  const data = await api.call<{ total: number }>('GET', `/datasets/${datasetId}/documents`, { query: { run, page: 1, page_size: 1 } });
+  return data.total;
+}
+
+async function allDocuments(api: Api, datasetId: string): Promise<DocView[]> {
+  const docs: DocView[] = [];
+  for (let page = 1; ; page++) {
+    const data = await api.call<{ total: number; docs: DocView[] }>('GET', `/datasets/${datasetId}/documents`, { query: { page, page_size: 100 } });
+    docs.push(...data.docs);
+    if (data.docs.length < 100 || docs.length >= data.total) return docs;
+  }
+}
+
+// ------------------------------------------------------------------------------------------ CPU
+
+interface CpuSnapshot {
+  at: number;
+  machine: { busy: number; total: number };
+  self: NodeJS.CpuUsage;
+  children: number;
+}
+
+/** CPU seconds used by this process's children (the Temporal dev server); Linux /proc only, else 0. */
+function childrenCpuSeconds(): number {
+  try {
+    let total = 0;
+    for (const tid of readdirSync('/proc/self/task')) {
+      for (const pid of readFileSync(`/proc/self/task/${tid}/children`, 'utf8').split(/\s+/).filter(Boolean)) {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        total += (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100 on Linux)
+      }
+    }
+    return total;
+  } catch {
+    return 0;
+  }
+}
+
+function cpuSnapshot(): CpuSnapshot {
+  let busy = 0;
+  let total = 0;
+  for (const c of os.cpus()) {
+    const t = c.times;
+    busy += t.user + t.nice + t.sys + t.irq;
+    total += t.user + t.nice + t.sys + t.irq + t.idle;
+  }
+  return { at: performance.now(), machine: { busy, total }, self: process.cpuUsage(), children: childrenCpuSeconds() };
+}
+
+function cpuReport(from: CpuSnapshot, to: CpuSnapshot): string {
+  const wall = (to.at - from.at) / 1000;
+  const machine = (to.machine.busy - from.machine.busy) / Math.max(1, to.machine.total - from.machine.total);
+  const d = process.cpuUsage(from.self);
+  const self = (d.user + d.system) / 1e6;
+  const children = to.children - from.children;
+  return (
+    `machine CPU ${(machine * 100).toFixed(0)}% busy across ${os.availableParallelism()} cores; ` +
+    `Cairn process (API + worker + embedding thread) ${self.toFixed(0)} CPU-s = ${(self / wall).toFixed(2)} cores; ` +
+    `Temporal dev server ${children.toFixed(0)} CPU-s = ${(children / wall).toFixed(2)} cores`
+  );
+}
+
+// ------------------------------------------------------------------------------------------ report helpers
+
+const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const rate = (n: number, ms: number) => (n / (ms / 1000)).toFixed(n / (ms / 1000) < 10 ? 2 : 1);
+const pad = (s: string, n: number) => s.padStart(n);
+
+function stageReport(runs: WorkflowRun[], docs: number): void {
+  const activities = runs.flatMap((r) => r.activities);
+  const header = `  ${'stage'.padEnd(8)} ${pad('total run', 11)} ${pad('share', 6)} ${pad('mean/doc', 9)} ${pad('p50', 8)} ${pad('p95', 8)} ${pad('max', 8)} ${pad('busy wall', 10)} ${pad('peak ||', 7)} ${pad('queue wait', 11)} ${pad('retried', 7)}`;
+  console.log(header);
+  const totalRun = activities.filter((a) => STAGES.some(([, t]) => t === a.type)).reduce((s, a) => s + (a.closed - a.started || 0), 0);
+  for (const [stage, type] of STAGES) {
+    const of = activities.filter((a) => a.type === type && a.status !== 'open');
+    const runMs = of.map((a) => a.closed - a.started);
+    const waitMs = of.map((a) => a.started - a.scheduled);
+    const total = runMs.reduce((s, x) => s + x, 0);
+    const intervals = of.map((a) => [a.started, a.closed] as [number, number]);
+    console.log(
+      `  ${stage.padEnd(8)} ${pad(sec(total), 11)} ${pad(`${((100 * total) / totalRun).toFixed(0)}%`, 6)} ${pad(sec(total / docs), 9)} ${pad(sec(percentile(runMs, 50)), 8)} ${pad(sec(percentile(runMs, 95)), 8)} ${pad(sec(Math.max(...runMs)), 8)} ${pad(sec(unionMs(intervals)), 10)} ${pad(String(peakOverlap(intervals)), 7)} ${pad(sec(waitMs.reduce((s, x) => s + x, 0)), 11)} ${pad(String(of.filter((a) => a.attempt > 1).length), 7)}`,
+    );
+  }
+  console.log(
+    '  (total run = sum over documents of Started->Completed; share = of all four stages; busy wall = wall time with at least one\n' +
+      '   activity of the stage running; peak || = most running at once; queue wait = sum of Scheduled->Started)',
+  );
+}
+
+// ------------------------------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const corpusOpts = { pdfs: opts.pdfs, docx: opts.docx, pages: opts.pages, paragraphsPerPage: opts.paragraphs, docxParagraphs: opts.docxParagraphs };
+  console.log(
+    `ingest benchmark: ${opts.pdfs} PDFs x ${opts.pages} pages (${opts.paragraphs} paragraphs/page) + ${opts.docx} DOCX (${opts.docxParagraphs} paragraphs), ` +
+      `uploads of ${opts.batch} files; node ${process.version}, ${os.availableParallelism()} CPUs, load average ${os.loadavg()[0]!.toFixed(2)}`,
+  );
+
+  let t = performance.now();
+  const files: CorpusFile[] = await generateCorpus(corpusOpts);
+  const bytes = files.reduce((n, f) => n + f.bytes.byteLength, 0);
+  console.log(`corpus: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB, generated in ${sec(performance.now() - t)} (not part of the numbers below)`);
+
+  const dataDir = mkdtempSync(join(os.tmpdir(), 'cairn-bench-ingest-'));
+  const base = loadConfig({ ...process.env, CAIRN_DATA_DIR: dataDir });
+  const config: Config = {
+    ...base,
+    port: 0,
+    temporalAddress: undefined, // always our own dev server
+    temporalPort: 0,
+    temporalUiPort: 0,
+    taskQueue: `cairn-bench-ingest-${process.pid}`,
+    embeddedWorker: true,
+  };
+  const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' });
+  // The Temporal SDK logs worker state changes at INFO to the console; keep the report readable.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  let cairn: Cairn | undefined;
+  let stopping: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      if (cairn) await cairn.stop();
+      if (opts.keep) console.log(`data directory kept: ${dataDir}`);
+      else rmSync(dataDir, { recursive: true, force: true });
+    })());
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.error(`\n${signal}: stopping`);
+    void stopAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    t = performance.now();
+    cairn = await startCairn(config, { log });
+    console.log(`started Temporal dev server (${cairn.temporalAddress}) and Cairn (${cairn.url}) in ${sec(performance.now() - t)}; data in ${dataDir}`);
+    const api = new Api(cairn.url, cairn.adminApiKey!);
+    const ds = await api.call<{ id: string; embedding_model: string; chunk_method: string }>('POST', '/datasets', { json: { name: `ingest-bench-${Date.now()}` } });
+    console.log(`dataset ${ds.id}: chunk_method ${ds.chunk_method}, embedding_model ${ds.embedding_model}`);
+
+    // Upload.
+    const ids: string[] = [];
+    const uploadStart = performance.now();
+    for (let i = 0; i < files.length; i += opts.batch) {
+      const form = new FormData();
+      for (const f of files.slice(i, i + opts.batch)) form.append('file', new Blob([f.bytes]), f.name);
+      const docs = await api.call<{ id: string }[]>('POST', `/datasets/${ds.id}/documents`, { form });
+      ids.push(...docs.map((d) => d.id));
+    }
+    const uploadMs = performance.now() - uploadStart;
+    if (ids.length !== files.length) throw new Error(`uploaded ${ids.length} of ${files.length} files`);
+    const requests = Math.ceil(files.length / opts.batch);
+    console.log(
+      `\nupload: ${files.length} files in ${requests} requests, ${sec(uploadMs)} (${rate(files.length, uploadMs)} files/s, ${(bytes / 1e6 / (uploadMs / 1000)).toFixed(1)} MB/s, ${(uploadMs / requests).toFixed(0)} ms per request)`,
+    );
+
+    // Parse and wait.
+    const cpuStart = cpuSnapshot();
+    const parseStart = performance.now();
+    const parseStartEpoch = Date.now();
+    const started = await api.call<{ success_count?: number; errors?: string[] } | null>('POST', `/datasets/${ds.id}/chunks`, { json: { document_ids: ids } });
+    const parseRequestMs = performance.now() - parseStart;
+    console.log(`parse request: ${ids.length} documents started in ${sec(parseRequestMs)}${started?.errors?.length ? `; errors: ${started.errors.join('; ')}` : ''}`);
+
+    let lastPrint = performance.now();
+    let finished = 0;
+    let done = 0;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 500));
+      done = await countByRun(api, ds.id, 'DONE');
+      const failed = await countByRun(api, ds.id, 'FAIL');
+      const cancelled = await countByRun(api, ds.id, 'CANCEL');
+      finished = done + failed + cancelled;
+      const elapsed = performance.now() - parseStart;
+      if (finished >= ids.length) break;
+      if (performance.now() - lastPrint > 15_000) {
+        lastPrint = performance.now();
+        console.log(`  ${sec(elapsed).padStart(8)}: ${done} DONE, ${failed} FAIL, ${cancelled} CANCEL of ${ids.length} (${rate(done, elapsed)} docs/s so far)`);
+      }
+      if (elapsed > opts.timeoutMs) throw new Error(`timed out after ${sec(elapsed)}: ${finished} of ${ids.length} documents finished`);
+    }
+    const parseMs = performance.now() - parseStart;
+    const cpuEnd = cpuSnapshot();
+
+    // Results as the API reports them.
+    const docs = await allDocuments(api, ds.id);
+    const ok = docs.filter((d) => d.run === 'DONE');
+    const notOk = docs.filter((d) => d.run !== 'DONE');
+    const chunks = ok.reduce((n, d) => n + d.chunk_count, 0);
+    const tokens = ok.reduce((n, d) => n + d.token_count, 0);
+    const durations = ok.map((d) => d.process_duration * 1000);
+
+    // Stage timings from Temporal.
+    const runs = (await fetchParseHistories(cairn.temporalAddress, config.temporalNamespace, ids.length)).filter((r) => r.start >= parseStartEpoch - 60_000);
+    const byType = (type: string) => runs.flatMap((r) => r.activities.filter((a) => a.type === type && a.status === 'completed'));
+    const pages = byType('extractDocument').reduce((n, a) => n + ((a.result as { pages?: number } | undefined)?.pages ?? 0), 0);
+    const pdfPages = opts.pdfs * opts.pages;
+
+    console.log(`\n== results: ${ok.length} DONE, ${notOk.length} not DONE, in ${sec(parseMs)} from the parse request to the last DONE ==`);
+    for (const d of notOk.slice(0, 5)) console.log(`  ${d.name}: ${d.run} ${d.progress_msg}`);
+    console.log(`documents: ${rate(ok.length, parseMs)} docs/s`);
+    console.log(`pages:     ${rate(pages, parseMs)} pages/s (${pages} pages as extracted: ${pdfPages} PDF pages + ${pages - pdfPages} DOCX pages)`);
+    console.log(`chunks:    ${rate(chunks, parseMs)} chunks/s (${chunks} chunks, ${tokens} tokens = ${rate(tokens, parseMs)} tokens/s; ${(chunks / Math.max(1, ok.length)).toFixed(1)} chunks/doc)`);
+    console.log(`end to end incl. upload: ${rate(ok.length, parseMs + uploadMs)} docs/s over ${sec(parseMs + uploadMs)}`);
+    console.log(
+      `per document (process_duration, begin of run to DONE): mean ${sec(durations.reduce((s, x) => s + x, 0) / Math.max(1, durations.length))}, p50 ${sec(percentile(durations, 50))}, p95 ${sec(percentile(durations, 95))}, max ${sec(Math.max(...durations))}`,
+    );
+    for (const kind of ['pdf', 'docx'] as const) {
+      const names = new Set(files.filter((f) => f.kind === kind).map((f) => f.name));
+      const ds2 = ok.filter((d) => names.has(d.name));
+      if (ds2.length) console.log(`  ${kind.padEnd(4)}: ${ds2.length} docs, ${(ds2.reduce((n, d) => n + d.chunk_count, 0) / ds2.length).toFixed(1)} chunks/doc, mean process_duration ${sec(ds2.reduce((n, d) => n + d.process_duration * 1000, 0) / ds2.length)}`);
+    }
+    console.log(cpuReport(cpuStart, cpuEnd));
+    const cairnCpu = (cpuEnd.self.user + cpuEnd.self.system - cpuStart.self.user - cpuStart.self.system) / 1e3;
+    console.log(
+      `CPU cost in the Cairn process: ${(cairnCpu / Math.max(1, ok.length) / 1000).toFixed(2)} CPU-s per document, ${(cairnCpu / Math.max(1, chunks)).toFixed(1)} CPU-ms per chunk; ` +
+        `load average ${os.loadavg()[0]!.toFixed(2)} at the end (other processes on the machine compete for the cores)`,
+    );
+
+    console.log(`\n== stages, from ${runs.length} parseDocument workflow histories (server timestamps) ==`);
+    stageReport(runs, ok.length);
+    const closed = runs.filter((r) => r.status !== 'open');
+    const firstStart = Math.min(...closed.map((r) => r.start));
+    const lastEnd = Math.max(...closed.map((r) => r.end));
+    const e2e = closed.map((r) => r.end - r.start);
+    const firstWait = closed.map((r) => {
+      const extract = r.activities.find((a) => a.type === 'extractDocument');
+      return extract ? extract.started - r.start : NaN;
+    }).filter((x) => !Number.isNaN(x));
+    const stageActs = (r: WorkflowRun) => r.activities.filter((a) => STAGES.some(([, type]) => type === a.type));
+    const overhead = closed.map((r) => r.end - r.start - stageActs(r).reduce((s, a) => s + (a.closed - a.scheduled), 0));
+    const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
+    console.log(`workflows: first started -> last closed ${sec(lastEnd - firstStart)}; per workflow mean ${sec(mean(e2e))}, p50 ${sec(percentile(e2e, 50))}, max ${sec(Math.max(...e2e))}`);
+    console.log(
+      `queue wait before extract started (workflow start -> extract Started): mean ${sec(mean(firstWait))}, p50 ${sec(percentile(firstWait, 50))}, max ${sec(Math.max(...firstWait))}`,
+    );
+    console.log(`orchestration (workflow time outside the four stages' Scheduled->Completed, incl. cleanup): mean ${sec(mean(overhead))} per workflow`);
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    await stopAll();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { EncoderConfig, WorkerRequest, WorkerResponse } from './worker.js';
+
+/*
+ * One embedding worker per process, started on first use and never terminated: onnxruntime-node's
+ * native binding cannot be loaded again by a second worker once one has gone ("Module did not
+ * self-register", or heap corruption). The worker is unref'd while idle so it never keeps the process
+ * alive, and it hosts every encoder configuration the process asks for.
+ */
+
+/**
+ * URL of tsx's ESM `register()` API. Resolved through tsx's export map by hand because this module may be
+ * compiled as CommonJS (mocha), where import.meta.resolve is missing and require.resolve picks the CJS build.
+ */
+function tsxEsmApiUrl(): string {
+  const pkgPath = createRequire(import.meta.url).resolve('tsx/package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
+  return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api']!.import.default)).href;
+}
+
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url));
+  // Running from TypeScript sources under tsx: on Node 20 the parent's loader hooks do not reach a
+  // worker's entry module, so the worker registers tsx itself before importing worker.ts.
+  const entry = new URL('./worker.ts', import.meta.url).href;
+  const code = `import(${JSON.stringify(tsxEsmApiUrl())}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(code, { eval: true });
+}
+
+interface Pending {
+  resolve: (vectors: Float32Array) => void;
+  reject: (err: Error) => void;
+}
+
+let worker: Worker | undefined;
+const pending = new Map<number, Pending>();
+let nextId = 1;
+
+function failAll(dead: Worker, message: string): void {
+  if (worker !== dead) return;
+  worker = undefined;
+  for (const call of pending.values()) call.reject(new Error(message));
+  pending.clear();
+}
+
+function ensureWorker(): Worker {
+  if (worker) return worker;
+  const started = startWorker();
+  started.unref();
+  started.on('message', (msg: WorkerResponse) => {
+    const call = pending.get(msg.id);
+    if (!call) return;
+    pending.delete(msg.id);
+    if (pending.size === 0) started.unref();
+    if (msg.ok) call.resolve(msg.vectors);
+    else call.reject(new Error(msg.message));
+  });
+  started.on('error', (err) => failAll(started, `embedding worker crashed: ${err.message}`));
+  started.on('exit', (code) => failAll(started, `embedding worker exited (code ${code})`));
+  worker = started;
+  return started;
+}
+
+/** Embeds texts with the given encoder configuration in the shared worker; texts.length * dims floats. */
+export function embedInWorker(config: EncoderConfig, texts: string[]): Promise<Float32Array> {
+  const target = ensureWorker();
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    target.ref();
+    target.postMessage({ id, config, texts } satisfies WorkerRequest);
+  });
+}
