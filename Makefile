@@ -9,8 +9,10 @@ BUNDLE := dist/workflow-bundle.js
 
 install: $(NODE_STAMP) $(VENV_STAMP) $(BUNDLE)
 
+# `npm ci` refuses a lock file whose optional platform packages the registry mirror lacks
+# (e.g. @swc/core's darwin builds); `npm install` then installs the same locked tree without them.
 $(NODE_STAMP): package.json package-lock.json
-	npm ci --no-fund --no-audit
+	npm ci --no-fund --no-audit || npm install --no-fund --no-audit
 	touch $@
 
 $(VENV_STAMP): requirements.txt clients/python/pyproject.toml

@@ -3,8 +3,8 @@
  *
  *   npx tsx bench/chat/run.ts [--streams 1,10,50] [--samples 20] [--url http://127.0.0.1:9380]
  *
- * A scripted OpenAI-compatible model (TTFT 300 ms, 15 ms per token, 150 tokens) answers a chat
- * assistant without datasets. For each concurrency level the model is first streamed directly (its own
+ * A scripted OpenAI-compatible model (TTFT 300 ms, 15 ms per token, 150 tokens; its own process)
+ * answers a chat assistant without datasets. For each concurrency level the model is first streamed directly (its own
  * timings), then through Cairn's POST /api/v1/chat/completions (SSE, cumulative frames, a new session
  * per request: session write, model call, answer stored). "Added" is Cairn minus the model at the same
  * percentile: the time Cairn adds to the first answer token and to the whole answer.
@@ -13,6 +13,8 @@
  * none) on a temporary data directory. With --url it registers a new user on that Cairn (registration
  * must be open) and the Cairn must reach this machine's 127.0.0.1.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +22,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
 import { startDevServer, type DevServer } from '../../src/engine/dev-server.js';
-import { startFakeOpenAI, tokensAnswer } from '../../test/fakes/index.js';
+import { tokensAnswer } from '../../test/fakes/index.js';
 
 const TTFT_MS = 300;
 const TOKEN_MS = 15;
@@ -67,10 +69,22 @@ async function timeStream(url: string, headers: Record<string, string>, body: un
   return { ttft, total: performance.now() - start };
 }
 
-async function concurrently(streams: number, samples: number, run: () => Promise<Sample>): Promise<Sample[]> {
-  const out: Sample[] = [];
-  for (let done = 0; done < samples; done += streams) out.push(...(await Promise.all(Array.from({ length: streams }, run))));
+/** Rounds of `streams` concurrent requests, the model alone and through Cairn taking turns so both see the same machine load. */
+async function measure(streams: number, samples: number, direct: () => Promise<Sample>, cairn: () => Promise<Sample>) {
+  const out = { direct: [] as Sample[], cairn: [] as Sample[] };
+  const batch = (run: () => Promise<Sample>) => Promise.all(Array.from({ length: streams }, run));
+  for (let done = 0; done < samples; done += streams) {
+    out.direct.push(...(await batch(direct)));
+    out.cairn.push(...(await batch(cairn)));
+  }
   return out;
+}
+
+async function startModel(): Promise<{ baseUrl: string; stop(): void }> {
+  const script = new URL('./fake-model.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, ['--import', 'tsx', script, String(TTFT_MS), String(TOKEN_MS), String(TOKENS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  return { baseUrl: line.toString().trim(), stop: () => child.kill() };
 }
 
 async function startOwnCairn(): Promise<{ url: string; stop(): Promise<void> }> {
@@ -110,7 +124,7 @@ async function setUp(cairnUrl: string, modelBaseUrl: string): Promise<{ key: str
 
 const levels = argument('streams', '1,10,50').split(',').map(Number);
 const samples = Number(argument('samples', '20'));
-const fake = await startFakeOpenAI({ ttftMs: TTFT_MS, tokenDelayMs: TOKEN_MS, answer: tokensAnswer(TOKENS) });
+const fake = await startModel();
 const own = process.argv.includes('--url') ? undefined : await startOwnCairn();
 const cairnUrl = own?.url ?? argument('url', '');
 try {
@@ -138,8 +152,7 @@ try {
   console.log('------- | ----------- | ----------- | ----------- | ----------- | ----------- | -----------');
   const pair = (a: number, b: number) => `${a.toFixed(0).padStart(5)} /${b.toFixed(0).padStart(5)}`;
   for (const streams of levels) {
-    const direct = await concurrently(streams, samples, model);
-    const through = await concurrently(streams, samples, cairn);
+    const { direct, cairn: through } = await measure(streams, samples, model, cairn);
     const p = (xs: Sample[], key: keyof Sample, q: number) => percentile(xs.map((s) => s[key]), q);
     const cells = (['ttft', 'total'] as const).flatMap((k) => [
       pair(p(direct, k, 50), p(direct, k, 95)),
@@ -150,5 +163,5 @@ try {
   }
 } finally {
   await own?.stop();
-  await fake.close();
+  fake.stop();
 }

@@ -47,7 +47,7 @@ export async function fetchParseHistories(address: string, namespace: string, ex
     for (;;) {
       const runs: WorkflowRun[] = [];
       for await (const { workflowId, history } of client.workflow.list({ query: "WorkflowType='parseDocument'" }).intoHistories({ concurrency: 8 })) {
-        runs.push(summarize(workflowId, history.events ?? []));
+        runs.push(summarize(workflowId, (history as { events?: HistoryEvent[] | null }).events ?? []));
       }
       const closed = runs.filter((r) => r.status !== 'open').length;
       if (closed >= expected || Date.now() > deadline) return runs;
@@ -149,4 +149,27 @@ export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/**
+ * Splits wall time among labelled intervals: at each instant the elapsed time is shared equally by the
+ * intervals running then, and credited to their labels. The credits add up to the union of all intervals.
+ */
+export function wallShares(intervals: { label: string; start: number; end: number }[]): Map<string, number> {
+  const points = intervals
+    .filter((i) => i.end > i.start)
+    .flatMap((i) => [{ at: i.start, label: i.label, d: 1 }, { at: i.end, label: i.label, d: -1 }])
+    .sort((a, b) => a.at - b.at || a.d - b.d);
+  const open = new Map<string, number>();
+  const shares = new Map<string, number>();
+  let running = 0;
+  let last = points[0]?.at ?? 0;
+  for (const p of points) {
+    const dt = p.at - last;
+    if (dt > 0 && running > 0) for (const [label, n] of open) shares.set(label, (shares.get(label) ?? 0) + (dt * n) / running);
+    last = p.at;
+    open.set(p.label, (open.get(p.label) ?? 0) + p.d);
+    running += p.d;
+  }
+  return shares;
 }

@@ -20,7 +20,7 @@ import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
 import { generateCorpus, type CorpusFile } from './corpus.js';
-import { fetchParseHistories, peakOverlap, percentile, unionMs, type WorkflowRun } from './histories.js';
+import { fetchParseHistories, peakOverlap, percentile, unionMs, wallShares, type WorkflowRun } from './histories.js';
 
 // Defaults sized so a full run (generation + ingest) stays within ~10 minutes on a 2-core machine;
 // see bench/ingest/README.md for the measurements behind them.
@@ -164,23 +164,38 @@ const rate = (n: number, ms: number) => (n / (ms / 1000)).toFixed(n / (ms / 1000
 const pad = (s: string, n: number) => s.padStart(n);
 
 function stageReport(runs: WorkflowRun[], docs: number): void {
-  const activities = runs.flatMap((r) => r.activities);
-  const header = `  ${'stage'.padEnd(8)} ${pad('total run', 11)} ${pad('share', 6)} ${pad('mean/doc', 9)} ${pad('p50', 8)} ${pad('p95', 8)} ${pad('max', 8)} ${pad('busy wall', 10)} ${pad('peak ||', 7)} ${pad('queue wait', 11)} ${pad('retried', 7)}`;
-  console.log(header);
-  const totalRun = activities.filter((a) => STAGES.some(([, t]) => t === a.type)).reduce((s, a) => s + (a.closed - a.started || 0), 0);
+  const activities = runs.flatMap((r) => r.activities).filter((a) => a.status !== 'open' && STAGES.some(([, t]) => t === a.type));
+  const totalRun = activities.reduce((s, a) => s + (a.closed - a.started), 0);
+  const shares = wallShares(activities.map((a) => ({ label: a.type, start: a.started, end: a.closed })));
+  const wall = unionMs(activities.map((a) => [a.started, a.closed]));
+  const cols = ['total run', 'mean/doc', 'p50', 'p95', 'max', 'busy wall', 'wall share', 'peak ||', 'queue wait', 'retried'];
+  const widths = [10, 9, 7, 7, 7, 10, 16, 7, 10, 7];
+  console.log(`  ${'stage'.padEnd(8)} ${cols.map((c, i) => pad(c, widths[i]!)).join(' ')}`);
   for (const [stage, type] of STAGES) {
-    const of = activities.filter((a) => a.type === type && a.status !== 'open');
+    const of = activities.filter((a) => a.type === type);
     const runMs = of.map((a) => a.closed - a.started);
-    const waitMs = of.map((a) => a.started - a.scheduled);
     const total = runMs.reduce((s, x) => s + x, 0);
-    const intervals = of.map((a) => [a.started, a.closed] as [number, number]);
-    console.log(
-      `  ${stage.padEnd(8)} ${pad(sec(total), 11)} ${pad(`${((100 * total) / totalRun).toFixed(0)}%`, 6)} ${pad(sec(total / docs), 9)} ${pad(sec(percentile(runMs, 50)), 8)} ${pad(sec(percentile(runMs, 95)), 8)} ${pad(sec(Math.max(...runMs)), 8)} ${pad(sec(unionMs(intervals)), 10)} ${pad(String(peakOverlap(intervals)), 7)} ${pad(sec(waitMs.reduce((s, x) => s + x, 0)), 11)} ${pad(String(of.filter((a) => a.attempt > 1).length), 7)}`,
-    );
+    const share = shares.get(type) ?? 0;
+    const cells = [
+      sec(total),
+      sec(total / docs),
+      sec(percentile(runMs, 50)),
+      sec(percentile(runMs, 95)),
+      sec(Math.max(...runMs)),
+      sec(unionMs(of.map((a) => [a.started, a.closed]))),
+      `${sec(share)} ${pad(`${((100 * share) / wall).toFixed(0)}%`, 4)}`,
+      String(peakOverlap(of.map((a) => [a.started, a.closed]))),
+      sec(of.reduce((s, a) => s + (a.started - a.scheduled), 0)),
+      String(of.filter((a) => a.attempt > 1).length),
+    ];
+    console.log(`  ${stage.padEnd(8)} ${cells.map((c, i) => pad(c, widths[i]!)).join(' ')}`);
   }
   console.log(
-    '  (total run = sum over documents of Started->Completed; share = of all four stages; busy wall = wall time with at least one\n' +
-      '   activity of the stage running; peak || = most running at once; queue wait = sum of Scheduled->Started)',
+    `  all four ${pad(sec(totalRun), widths[0]!)} ${pad(sec(totalRun / docs), widths[1]!)}\n` +
+      '  total run = sum over documents of Started->Completed (overlapping activities share the CPU, so this exceeds wall time);\n' +
+      '  busy wall = wall time with at least one activity of the stage running; wall share = wall time split equally among the\n' +
+      '  activities running at each instant (adds up to the time any stage ran); peak || = most running at once;\n' +
+      '  queue wait = sum of Scheduled->Started in the task queue; retried = activities whose last attempt was not the first',
   );
 }
 
@@ -240,7 +255,7 @@ async function main(): Promise<void> {
     const uploadStart = performance.now();
     for (let i = 0; i < files.length; i += opts.batch) {
       const form = new FormData();
-      for (const f of files.slice(i, i + opts.batch)) form.append('file', new Blob([f.bytes]), f.name);
+      for (const f of files.slice(i, i + opts.batch)) form.append('file', new Blob([new Uint8Array(f.bytes)]), f.name);
       const docs = await api.call<{ id: string }[]>('POST', `/datasets/${ds.id}/documents`, { form });
       ids.push(...docs.map((d) => d.id));
     }
@@ -330,6 +345,10 @@ async function main(): Promise<void> {
     console.log(`workflows: first started -> last closed ${sec(lastEnd - firstStart)}; per workflow mean ${sec(mean(e2e))}, p50 ${sec(percentile(e2e, 50))}, max ${sec(Math.max(...e2e))}`);
     console.log(
       `queue wait before extract started (workflow start -> extract Started): mean ${sec(mean(firstWait))}, p50 ${sec(percentile(firstWait, 50))}, max ${sec(Math.max(...firstWait))}`,
+    );
+    const startDelay = closed.map((r) => r.start - parseStartEpoch);
+    console.log(
+      `start delay (parse request sent -> workflow started; the request starts documents one by one): mean ${sec(mean(startDelay))}, max ${sec(Math.max(...startDelay))}`,
     );
     console.log(`orchestration (workflow time outside the four stages' Scheduled->Completed, incl. cleanup): mean ${sec(mean(overhead))} per workflow`);
   } finally {

@@ -21,7 +21,14 @@ export function historyMessages(messages: { role: string; content: string }[]): 
  * context, then the question. The oldest history goes first; system prompt and question are kept.
  */
 export function modelMessages(system: string, history: ChatMessage[], question: string, contextTokens: number): ChatMessage[] {
-  const budget = Math.floor(contextTokens * CONTEXT_SHARE) - countTokens(system) - countTokens(question);
+  const limit = Math.floor(contextTokens * CONTEXT_SHARE);
+  const head = system ? [{ role: 'system' as const, content: system }] : [];
+  const turn = { role: 'user' as const, content: question };
+  // A token is at least one UTF-8 byte: a prompt that fits in bytes needs no counting.
+  const bytes = [system, question, ...history.map((m) => m.content)].reduce((n, t) => n + Buffer.byteLength(t), 0);
+  if (bytes <= limit) return [...head, ...history, turn];
+
+  const budget = limit - countTokens(system) - countTokens(question);
   const kept: ChatMessage[] = [];
   let used = 0;
   for (let i = history.length - 1; i >= 0; i--) {
@@ -31,5 +38,5 @@ export function modelMessages(system: string, history: ChatMessage[], question: 
   }
   // A history that starts with an answer has lost its question.
   while (kept[0]?.role === 'assistant') kept.shift();
-  return [...(system ? [{ role: 'system' as const, content: system }] : []), ...kept, { role: 'user', content: question }];
+  return [...head, ...kept, turn];
 }

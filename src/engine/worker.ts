@@ -1,4 +1,4 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { bundleIsStale, workflowBundlePath, writeWorkflowBundle } from './bundle-workflows.js';
 
 export interface RunningWorker {
@@ -6,6 +6,19 @@ export interface RunningWorker {
 }
 
 /** Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale). */
+let runtimeInstalled = false;
+
+/** The SDK logs to the console; only its warnings are worth an operator's attention. */
+function installRuntimeOnce(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed by someone else in this process: keep theirs.
+  }
+}
+
 export async function startWorker(opts: {
   address: string;
   namespace: string;
@@ -14,6 +27,7 @@ export async function startWorker(opts: {
   activities: object;
   onFatal?: (err: unknown) => void;
 }): Promise<RunningWorker> {
+  installRuntimeOnce();
   if (bundleIsStale(opts.rootDir)) await writeWorkflowBundle(opts.rootDir);
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({

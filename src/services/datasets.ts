@@ -38,9 +38,10 @@ export interface ListDatasetsInput {
   include_parsing_status?: boolean;
 }
 
-/** Starts the durable removal of datasets' content (the deleteDatasets workflow). */
+/** Starts the durable removal of datasets' content (the deleteDatasets workflow) and stops their parse runs. */
 export interface DatasetCleanup {
   startDeleteDatasets(datasetIds: string[]): Promise<void>;
+  cancelParse(documentId: string, runSeq: number): Promise<void>;
 }
 
 export class DatasetService {
@@ -157,7 +158,13 @@ export class DatasetService {
       return { success_count: 0 };
     }
     await this.store.datasets.markDeleting(targets, nowMs());
-    if (targets.length > 0) await this.cleanup.startDeleteDatasets(targets);
+    if (targets.length === 0) return { success_count: 0 };
+    await this.cleanup.startDeleteDatasets(targets);
+    for (const id of targets) {
+      for (const doc of await this.store.documents.listByDataset(id)) {
+        if (doc.run === 'RUNNING') await this.cleanup.cancelParse(doc.id, doc.run_seq);
+      }
+    }
     return { success_count: targets.length };
   }
 
