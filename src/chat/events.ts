@@ -28,8 +28,13 @@ export interface Turn {
   events(signal?: AbortSignal): AsyncGenerator<TurnEvent>;
 }
 
-/** Runs a turn to its end (non-streaming responses). */
-export async function finalOf(events: AsyncIterable<TurnEvent>): Promise<FinalEvent> {
-  for await (const ev of events) if (ev.type === 'final') return ev;
+/** Runs a turn to its end (non-streaming responses); undefined when the caller left first (`signal`). */
+export async function finalOf(turn: Turn, signal: AbortSignal): Promise<FinalEvent | undefined> {
+  try {
+    for await (const ev of turn.events(signal)) if (ev.type === 'final') return ev;
+  } catch (err) {
+    if (signal.aborted) return undefined;
+    throw err;
+  }
   throw new Error('the conversation turn ended without a final answer');
 }

@@ -1,9 +1,5 @@
 import path from 'node:path';
 import { loadConfig } from '../config.js';
-import { startCairn } from '../server.js';
-import { runWorkerOnly } from './worker.js';
-import { createKey } from './keys.js';
-import { runMcp } from './mcp.js';
 
 const USAGE = `usage: cairn <command>
   start                      start the service (default): HTTP API, worker and, unless TEMPORAL_ADDRESS is set, a Temporal dev server
@@ -18,7 +14,9 @@ async function main(argv: string[]): Promise<number> {
   const [command = 'start', ...rest] = argv;
   const config = loadConfig();
   switch (command) {
+    // Each command loads only its own modules, so `cairn mcp` starts fast.
     case 'start': {
+      const { startCairn } = await import('../server.js');
       const cairn = await startCairn(config);
       if (cairn.adminApiKey) {
         console.log(`\nAdmin API key (also in ${path.join(config.dataDir, 'admin-api-key')}):\n  ${cairn.adminApiKey}\n`);
@@ -30,6 +28,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'worker': {
+      const { runWorkerOnly } = await import('./worker.js');
       const stop = await runWorkerOnly(config);
       await untilSignal();
       await stop();
@@ -41,6 +40,7 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(USAGE);
         return 2;
       }
+      const { createKey } = await import('./keys.js');
       console.log(await createKey(config, rest[emailAt + 1]));
       return 0;
     }
@@ -51,8 +51,10 @@ async function main(argv: string[]): Promise<number> {
       console.log('database is up to date');
       return 0;
     }
-    case 'mcp':
+    case 'mcp': {
+      const { runMcp } = await import('./mcp.js');
       return runMcp(rest);
+    }
     case 'help':
     case '--help':
     case '-h':

@@ -184,6 +184,7 @@ export class ChatService {
     }
     if (input.prompt_config) {
       const merged = { ...(JSON.parse(current.prompt_config) as PromptConfig), ...input.prompt_config };
+      merged.empty_response ??= '';
       checkPromptConfig(merged);
       row.prompt_config = JSON.stringify(merged);
     }

@@ -97,6 +97,20 @@ describe('chat completions over HTTP', function () {
       assert.equal(session.messages.length, 5);
     });
 
+    it('concurrent turns on one session each store their question and answer', async () => {
+      const sid = (await api.post(`/chats/${chatId}/sessions`, {})).body.data.id;
+      fake.behaviour.tokenDelayMs = 5;
+      const questions = ['a', 'b', 'c', 'd'];
+      await Promise.all(questions.map((q) => api.post('/chat/completions', { chat_id: chatId, session_id: sid, stream: false, messages: [{ role: 'user', content: q }] })));
+      const messages = (await api.get(`/chats/${chatId}/sessions/${sid}`)).body.data.messages.slice(1);
+      assert.equal(messages.length, 8);
+      for (const q of questions) {
+        const asked = messages.find((m: any) => m.role === 'user' && m.content === q);
+        const answered = messages.find((m: any) => m.role === 'assistant' && m.id === asked.id);
+        assert.equal(answered.content, `Echo: ${q}`);
+      }
+    });
+
     it('the SDK route takes question and session_id; without a session_id it opens one for the user_id', async () => {
       const res = await api.post(`/chats/${chatId}/completions`, { question: 'sdk', stream: false, user_id: 'end-user-7' });
       assert.equal(res.body.data.answer, 'Echo: sdk');

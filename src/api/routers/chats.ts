@@ -152,7 +152,8 @@ export function chatRoutes(chats: ChatService, sessions: SessionService, convers
     ctx.res.locals.timings = turn.timings;
     const frames = new MessageFrames(turn.ids, ctx.body.legacy);
     if (ctx.body.stream) return streamMessages(ctx.res, turn, frames);
-    sendOk(ctx.res, frames.whole(await finalOf(turn.events(clientGone(ctx.res)))));
+    const final = await finalOf(turn, clientGone(ctx.res));
+    if (final) sendOk(ctx.res, frames.whole(final));
   };
 
   return [

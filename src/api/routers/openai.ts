@@ -82,7 +82,8 @@ export function openaiRoutes(conversations: ConversationService, auth: AuthServi
       res.locals.timings = turn.timings;
       const chunks = new OpenAIChunks({ id: `chatcmpl-${turn.ids.id}`, model: body.model, created: Math.floor(Date.now() / 1000) }, input.reference);
       if (body.stream) return await streamOpenAIChunks(res, turn, chunks);
-      res.type('application/json').send(safeJson(chunks.completion(await finalOf(turn.events(clientGone(res))))));
+      const final = await finalOf(turn, clientGone(res));
+      if (final) res.type('application/json').send(safeJson(chunks.completion(final)));
     } catch (err) {
       if (!(err instanceof ApiError || err instanceof ModelError)) throw err;
       res.status(err.status).type('application/json').send(safeJson(openAIError(err.message, err.status)));
