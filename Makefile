@@ -37,6 +37,8 @@ bench: install
 	npx tsx bench/embed/run.ts
 	npx tsx bench/retrieval/run.ts
 	npx tsx bench/quality/run.ts
+	npx tsx bench/chat/run.ts
+	npx tsx bench/ingest/run.ts
 
 clean:
 	rm -rf dist $(NODE_STAMP) $(VENV_STAMP)

@@ -6,7 +6,7 @@ import type { DocumentRow } from '../src/store/documents.js';
 import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
 import type { IndexedChunk } from '../src/index/types.js';
-import { extract, CorruptFileError, UnsupportedFormatError } from '../src/parsing/index.js';
+import { extractInThread } from '../src/parsing/thread.js';
 import { chunkDocument as runChunker, type ChunkMethod } from '../src/chunking/index.js';
 import { countTokens } from '../src/text/tokens.js';
 import { chunkVectors } from '../src/services/chunk-vectors.js';
@@ -53,7 +53,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       let last = 0;
       const stop = keepAlive();
       try {
-        const extracted = await extract(bytes, doc.name, {
+        const extracted = await extractInThread(bytes, doc.name, {
           signal: ctx.cancellationSignal,
           onProgress: (fraction, message) => {
             heartbeat({ fraction });
@@ -226,11 +226,12 @@ function throwIfCancelled(): void {
   if (Context.current().cancellationSignal.aborted) throw new CancelledFailure('parsing was cancelled');
 }
 
+/** Errors of a file that cannot be read: retrying would not help. */
+const BAD_INPUT = new Set(['UnsupportedFormatError', 'CorruptFileError']);
+
 /** Bad input fails the document at once; anything else is retried by Temporal. */
 function asFailure(err: unknown): unknown {
-  if (err instanceof UnsupportedFormatError || err instanceof CorruptFileError) {
-    return ApplicationFailure.nonRetryable(err.message, err.name);
-  }
+  if (err instanceof Error && BAD_INPUT.has(err.name)) return ApplicationFailure.nonRetryable(err.message, err.name);
   if (Context.current().cancellationSignal.aborted) return new CancelledFailure('parsing was cancelled');
   return err;
 }

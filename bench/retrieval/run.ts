@@ -7,10 +7,11 @@
  * temporary database file configured like the service's, then runs hybrid retrieval with the spec's
  * defaults (top_k 1024, page_size 30) for fixed questions with fixed random query vectors, so the numbers
  * measure the index and the scoring, not an embedding model. Queries run one after another on one
- * connection, as one API process serves them.
+ * connection, as one API process serves them. Besides wall-clock latency it prints the CPU time per
+ * query, which is the latency to expect when the machine is not busy with other work.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openIndexDatabase } from '../../src/index/sqlite-database.js';
 import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
@@ -58,26 +59,31 @@ async function benchSize(size: number, queryCount: number): Promise<void> {
       vector: randomUnitVector(queryRandom, DIMS),
     }));
     const timings: RetrievalTimings[] = [];
+    const cpu: number[] = [];
     let totalHits = 0;
     let wallStart = 0;
     for (const [i, q] of queries.entries()) {
       if (i === WARMUP) wallStart = performance.now();
+      const cpuStart = process.cpuUsage();
       const result = await retrieve(
         { question: q.question, dataset_ids: ['bench'] },
         { index, embedQuery: async () => q.vector, pagerankOf: () => 0 },
       );
+      const used = process.cpuUsage(cpuStart);
       if (i >= WARMUP) {
         timings.push(result.timings);
+        cpu.push((used.user + used.system) / 1000);
         totalHits += result.total;
       }
     }
     const wallSeconds = (performance.now() - wallStart) / 1000;
 
     const stage = (name: keyof RetrievalTimings) => timings.map((t) => t[name]);
-    console.log(`\n== ${size.toLocaleString('en')} chunks ==`);
+    console.log(`\n== ${size.toLocaleString('en')} chunks (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}) ==`);
     console.log(`build: ${buildSeconds.toFixed(1)} s (${Math.round(size / buildSeconds)} chunks/s), database ${megabytes.toFixed(0)} MB`);
     console.log(`hybrid retrieval, ${queryCount} queries, top_k 1024, page_size 30 (avg ${Math.round(totalHits / queryCount)} chunks above threshold)`);
     console.log(`  total     p50 ${ms(percentile(stage('total'), 50))} ms   p95 ${ms(percentile(stage('total'), 95))} ms   QPS ${(queryCount / wallSeconds).toFixed(1)}`);
+    console.log(`  cpu       p50 ${ms(percentile(cpu, 50))} ms   p95 ${ms(percentile(cpu, 95))} ms   (CPU time per query: the latency without other load)`);
     for (const name of ['fulltext', 'vector', 'fuse'] as const) {
       console.log(`  ${name.padEnd(9)} p50 ${ms(percentile(stage(name), 50))} ms   p95 ${ms(percentile(stage(name), 95))} ms`);
     }

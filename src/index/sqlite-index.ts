@@ -2,9 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { queryTerms, termSet } from '../retrieval/tokenizer.js';
 import { buildMatchExpression, FTS_WEIGHTS, MATCH_ROW_BUDGET, SCOPE_TOKEN } from './fts-query.js';
 import { ensureChunkSchema } from './sqlite-schema.js';
-import type {
-  CandidateFeatures, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk, ScoredId, TermStats,
-} from './types.js';
+import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk, TermStats } from './types.js';
 import { ChunkNotFoundError } from './types.js';
 import { encodeTermHashes, termHashLookup } from './term-hashes.js';
 import { fromFloat32Blob, toFloat32Blob, toSignBits } from './vector-codec.js';
@@ -63,6 +61,14 @@ const FILTER_SQL = `
 const ROW_COLUMNS = `r.rowid, r.id, r.tenant_id, r.dataset_id, r.document_id, r.document_name, r.content,
   r.important_keywords, r.questions, r.tag_kwd, r.image_id, r.positions, r.available, r.create_time,
   r.create_timestamp, r.parent_content, v.vector`;
+
+/** Columns of a search hit after its id and score, in the order of HitRow. */
+const HIT_FEATURES = 'r.dataset_id, r.document_id, r.document_name, r.terms';
+type HitRow = [id: string, score: number, dataset_id: string, document_id: string, document_name: string, terms: Buffer];
+
+function toCandidate([id, score, dataset_id, document_id, document_name, terms]: HitRow): Candidate {
+  return { id, score, dataset_id, document_id, document_name, hasTerm: termHashLookup(terms) };
+}
 
 function toChunk(row: ChunkRow): IndexedChunk {
   const chunk: IndexedChunk = {
@@ -137,7 +143,8 @@ function prepareStatements(db: Database) {
         JOIN chunk_keys k ON k.dataset_id IN (SELECT value FROM json_each(:datasets)) AND k.row = chunk_fts.rowid
         WHERE chunk_fts MATCH :match AND ${FILTER_SQL}
         ORDER BY rank LIMIT :limit)
-      SELECT r.id AS id, -h.rank AS score FROM hits h JOIN chunk_rows r ON r.rowid = h.row ORDER BY h.rank`),
+      SELECT r.id, -h.rank, ${HIT_FEATURES}
+      FROM hits h JOIN chunk_rows r ON r.rowid = h.row ORDER BY h.rank`).raw(),
     vectorSearch: p(`
       WITH coarse AS (
         SELECT k.row FROM chunk_keys k
@@ -148,13 +155,17 @@ function prepareStatements(db: Database) {
           SELECT c.row, vec_distance_cosine(v.vector, :vector) AS distance
           FROM coarse c JOIN chunk_vectors v ON v.row = c.row)
         WHERE distance IS NOT NULL ORDER BY distance LIMIT :limit)
-      SELECT r.id AS id, 1 - f.distance AS score FROM fine f JOIN chunk_rows r ON r.rowid = f.row ORDER BY f.distance`),
-    features: p(`
-      SELECT r.id, r.dataset_id, r.document_id, r.document_name, r.terms,
-        CASE WHEN length(v.vector) = :bytes THEN 1 - vec_distance_cosine(v.vector, :vector) END AS cosine
-      FROM json_each(:ids) j JOIN chunk_rows r ON r.id = j.value LEFT JOIN chunk_vectors v ON v.row = r.rowid`).raw(),
+      SELECT r.id, 1 - f.distance, ${HIT_FEATURES}
+      FROM fine f JOIN chunk_rows r ON r.rowid = f.row ORDER BY f.distance`).raw(),
+    cosines: p(`
+      SELECT id, cosine FROM (
+        SELECT r.id, 1 - vec_distance_cosine(v.vector, :vector) AS cosine
+        FROM json_each(:ids) j JOIN chunk_rows r ON r.id = j.value JOIN chunk_vectors v ON v.row = r.rowid
+        WHERE length(v.vector) = :bytes)
+      WHERE cosine IS NOT NULL`).raw(),
     termFrequencies: p(`SELECT term, doc FROM chunk_fts_terms WHERE term IN (SELECT value FROM json_each(?))`),
-    chunkCount: p(`SELECT count(*) AS n FROM chunk_rows`),
+    chunkCount: p(`SELECT value AS n FROM chunk_stats WHERE name = 'chunk_count'`),
+    addChunkCount: p(`UPDATE chunk_stats SET value = value + ? WHERE name = 'chunk_count'`),
     ping: p(`SELECT 1 FROM chunk_rows LIMIT 1`),
   };
 }
@@ -189,8 +200,10 @@ export class SqliteChunkIndex implements ChunkIndex {
     this.db.transaction(() => {
       // Last write wins when a batch repeats an id.
       const unique = [...new Map(chunks.map((c) => [c.id, c])).values()];
-      this.removeDerived(this.sql.targetsById.all(ids(unique.map((c) => c.id))) as Target[]);
+      const existing = this.sql.targetsById.all(ids(unique.map((c) => c.id))) as Target[];
+      this.removeDerived(existing);
       for (const chunk of unique) this.writeChunk(chunk);
+      this.sql.addChunkCount.run(unique.length - existing.length);
     })();
   }
 
@@ -236,6 +249,7 @@ export class SqliteChunkIndex implements ChunkIndex {
       const targets = select();
       this.removeDerived(targets);
       if (targets.length > 0) this.sql.deleteRows.run(ids(targets.map((t) => t.rowid)));
+      this.sql.addChunkCount.run(-targets.length);
       return targets.length;
     })();
   }
@@ -290,22 +304,23 @@ export class SqliteChunkIndex implements ChunkIndex {
     return { total, chunks: rows.map(toChunk) };
   }
 
-  async fullText(query: string, filter: ChunkFilter, limit: number): Promise<ScoredId[]> {
+  async fullText(query: string, filter: ChunkFilter, limit: number): Promise<Candidate[]> {
     if (filter.datasetIds.length === 0 || limit <= 0) return [];
     const terms = queryTerms(query);
     const stats = this.termStatsNow(terms.map((t) => t.stem));
     const match = buildMatchExpression(
       terms.map((t) => ({ word: t.word, chunkFrequency: stats.chunkFrequency.get(t.stem) ?? 0 })),
+      stats.chunkCount,
       Math.max(this.matchRowBudget, 4 * limit),
     );
     if (match === null) return [];
-    return this.sql.fullText.all({ ...filterParams(filter), match, limit }) as ScoredId[];
+    return (this.sql.fullText.all({ ...filterParams(filter), match, limit }) as HitRow[]).map(toCandidate);
   }
 
-  async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<ScoredId[]> {
+  async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]> {
     if (vector.length === 0 || filter.datasetIds.length === 0 || limit <= 0) return [];
     const coarse = Math.max(MIN_COARSE_CANDIDATES, limit * this.vectorOversample);
-    return this.sql.vectorSearch.all({
+    return (this.sql.vectorSearch.all({
       ...filterParams(filter),
       dim: vector.length,
       bits: toSignBits(vector),
@@ -313,7 +328,7 @@ export class SqliteChunkIndex implements ChunkIndex {
       // LIMIT -1 is unbounded (exact search); Infinity is not bindable.
       coarse: Number.isFinite(coarse) ? coarse : -1,
       limit,
-    }) as ScoredId[];
+    }) as HitRow[]).map(toCandidate);
   }
 
   async termStats(stems: string[]): Promise<TermStats> {
@@ -328,15 +343,10 @@ export class SqliteChunkIndex implements ChunkIndex {
     };
   }
 
-  async candidateFeatures(chunkIds: string[], vector: number[]): Promise<CandidateFeatures[]> {
-    if (chunkIds.length === 0) return [];
-    const rows = this.sql.features.all({
-      ids: ids(new Set(chunkIds)),
-      bytes: vector.length * 4,
-      vector: toFloat32Blob(vector),
-    }) as [string, string, string, string, Buffer, number | null][];
-    return rows.map(([id, dataset_id, document_id, document_name, terms, cosine]) =>
-      ({ id, dataset_id, document_id, document_name, cosine, hasTerm: termHashLookup(terms) }));
+  async cosineSimilarities(chunkIds: string[], vector: number[]): Promise<Map<string, number>> {
+    if (chunkIds.length === 0 || vector.length === 0) return new Map();
+    const rows = this.sql.cosines.all({ ids: ids(new Set(chunkIds)), bytes: vector.length * 4, vector: toFloat32Blob(vector) });
+    return new Map(rows as [string, number][]);
   }
 
   async ping(): Promise<void> {

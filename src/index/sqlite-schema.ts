@@ -11,7 +11,8 @@ import { FTS_COLUMNS } from './fts-query.js';
  * - chunk_keys     narrow filter + coarse-vector table clustered by dataset (WITHOUT ROWID, key
  *                  (dataset_id, row)): a query scans only its datasets' slice. `bits` is the sign-quantised
  *                  vector used to preselect vector candidates by Hamming distance;
- * - chunk_vectors  the float32 vectors (any dimension per chunk), read only for the preselected candidates.
+ * - chunk_vectors  the float32 vectors (any dimension per chunk), read only for the preselected candidates;
+ * - chunk_stats    counters kept by the write transactions (chunk_count, for IDF without a count(*) scan).
  */
 export function ensureChunkSchema(db: Database): void {
   db.exec(`
@@ -56,5 +57,7 @@ export function ensureChunkSchema(db: Database): void {
       tokenize = 'porter unicode61', content = '', contentless_delete = 1
     );
     CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_terms USING fts5vocab(chunk_fts, 'row');
+    CREATE TABLE IF NOT EXISTS chunk_stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    INSERT OR IGNORE INTO chunk_stats (name, value) VALUES ('chunk_count', (SELECT count(*) FROM chunk_rows));
   `);
 }

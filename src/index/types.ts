@@ -55,14 +55,11 @@ export interface TermStats {
   chunkFrequency: Map<string, number>;
 }
 
-/** What retrieval needs to score a candidate chunk, without loading the whole chunk. */
-export interface CandidateFeatures {
-  id: string;
+/** A search hit with what retrieval needs to score it, without loading the whole chunk. */
+export interface Candidate extends ScoredId {
   dataset_id: string;
   document_id: string;
   document_name: string;
-  /** Cosine similarity with the query vector (-1..1); null when the chunk has no vector of that dimension. */
-  cosine: number | null;
   /** Whether the chunk's terms (content, important keywords, questions, document name) include the stem. */
   hasTerm(stem: string): boolean;
 }
@@ -85,12 +82,14 @@ export interface ChunkIndex {
   deleteByDataset(datasetId: string): Promise<number>;
   countByDocument(documentId: string): Promise<number>;
   list(documentId: string, query: ChunkListQuery): Promise<{ total: number; chunks: IndexedChunk[] }>;
-  fullText(query: string, filter: ChunkFilter, limit: number): Promise<ScoredId[]>;
-  vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<ScoredId[]>;
+  /** Best bm25 matches of the question's words, best first. */
+  fullText(query: string, filter: ChunkFilter, limit: number): Promise<Candidate[]>;
+  /** Nearest chunks by cosine among those with a vector of the same dimension, best first. */
+  vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]>;
   /** Stems are the retrieval tokenizer's (`src/retrieval/tokenizer.ts`). */
   termStats(stems: string[]): Promise<TermStats>;
-  /** Features of the given chunks (missing ids are skipped), cosine taken with `vector`. */
-  candidateFeatures(ids: string[], vector: number[]): Promise<CandidateFeatures[]>;
+  /** Cosine (-1..1) of each chunk's vector with `vector`; chunks without a vector of that dimension are absent. */
+  cosineSimilarities(ids: string[], vector: number[]): Promise<Map<string, number>>;
   /** Cheap liveness check for /system/healthz. */
   ping(): Promise<void>;
 }

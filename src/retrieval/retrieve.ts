@@ -2,7 +2,7 @@
  * Retrieval: question → full-text candidates (top_k) ∪ vector candidates (top_k) → term and vector
  * similarity → weighted sum → optional rerank → threshold → pagerank/similarity order → page.
  */
-import type { CandidateFeatures, ChunkFilter, IndexedChunk, ScoredId } from '../index/types.js';
+import type { Candidate, ChunkFilter, IndexedChunk } from '../index/types.js';
 import { highlight } from './highlight.js';
 import { allowedDocumentIds } from './metadata.js';
 import {
@@ -73,17 +73,19 @@ async function documentScope(params: RetrieveParams, deps: RetrieveDeps): Promis
   return allowed.filter((id) => chosen.has(id));
 }
 
-/** Features of the union of both hit lists; vector hits already carry their cosine, so it is not recomputed. */
-async function candidateFeatures(
-  textHits: ScoredId[], vectorHits: ScoredId[], vector: number[], deps: RetrieveDeps,
-): Promise<CandidateFeatures[]> {
-  const cosine = new Map(vectorHits.map((h) => [h.id, h.score]));
-  const textOnly = [...new Set(textHits.map((h) => h.id))].filter((id) => !cosine.has(id));
-  const [fromVector, fromText] = await Promise.all([
-    deps.index.candidateFeatures([...cosine.keys()], []),
-    deps.index.candidateFeatures(textOnly, vector),
-  ]);
-  return [...fromVector.map((f) => ({ ...f, cosine: cosine.get(f.id) ?? null })), ...fromText];
+interface Hit {
+  candidate: Candidate;
+  /** Cosine with the query vector, null when the chunk has none of the query's dimension. */
+  cosine: number | null;
+}
+
+/** The union of both hit lists; vector hits carry their cosine, text-only hits get theirs looked up. */
+async function mergeHits(textHits: Candidate[], vectorHits: Candidate[], vector: number[], deps: RetrieveDeps): Promise<Hit[]> {
+  const hits = new Map<string, Hit>(vectorHits.map((h) => [h.id, { candidate: h, cosine: h.score }]));
+  const textOnly = textHits.filter((h) => !hits.has(h.id));
+  const cosines = await deps.index.cosineSimilarities(textOnly.map((h) => h.id), vector);
+  for (const h of textOnly) hits.set(h.id, { candidate: h, cosine: cosines.get(h.id) ?? null });
+  return [...hits.values()];
 }
 
 async function pageranks(datasetIds: Iterable<string>, deps: RetrieveDeps): Promise<Map<string, number>> {
@@ -93,21 +95,20 @@ async function pageranks(datasetIds: Iterable<string>, deps: RetrieveDeps): Prom
 }
 
 function score(
-  features: CandidateFeatures[], weights: Map<string, number>, useVector: boolean, vectorWeight: number,
-  pagerank: Map<string, number>,
+  hits: Hit[], weights: Map<string, number>, useVector: boolean, vectorWeight: number, pagerank: Map<string, number>,
 ): Scored[] {
-  return features.map((f) => {
-    const term = termSimilarity(weights, f.hasTerm);
-    const vector = useVector ? vectorSimilarity(f.cosine) : 0;
+  return hits.map(({ candidate: c, cosine }) => {
+    const term = termSimilarity(weights, c.hasTerm);
+    const vector = useVector ? vectorSimilarity(cosine) : 0;
     return {
-      id: f.id,
-      dataset_id: f.dataset_id,
-      document_id: f.document_id,
-      document_name: f.document_name,
+      id: c.id,
+      dataset_id: c.dataset_id,
+      document_id: c.document_id,
+      document_name: c.document_name,
       term,
       vector,
       similarity: useVector ? blend(vector, term, vectorWeight) : term,
-      pagerank: pagerank.get(f.dataset_id) ?? 0,
+      pagerank: pagerank.get(c.dataset_id) ?? 0,
     };
   });
 }
@@ -193,12 +194,12 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
 
   const fuseStart = performance.now();
   const stems = queryTerms(question).map((t) => t.stem);
-  const [features, stats] = await Promise.all([
-    candidateFeatures(textHits, vectorHits, useVector ? vector : [], deps),
+  const [hits, stats] = await Promise.all([
+    mergeHits(textHits, vectorHits, useVector ? vector : [], deps),
     deps.index.termStats(stems),
   ]);
-  const pagerank = await pageranks(features.map((f) => f.dataset_id), deps);
-  let ranked = score(features, termWeights(stems, stats), useVector, s.vectorWeight, pagerank).sort(compareRanked);
+  const pagerank = await pageranks(hits.map((h) => h.candidate.dataset_id), deps);
+  let ranked = score(hits, termWeights(stems, stats), useVector, s.vectorWeight, pagerank).sort(compareRanked);
   timings.fuse = performance.now() - fuseStart;
 
   const loaded = new Map<string, IndexedChunk>();

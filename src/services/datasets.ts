@@ -6,6 +6,7 @@ import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, forbidden, notFound } from '../errors.js';
 import { requireManage } from './access.js';
+import { deleteTargets } from './delete-targets.js';
 import { deepMerge, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
 
 /** Chunk methods a dataset may be created with (spec); update additionally allows `tag`. */
@@ -139,13 +140,7 @@ export class DatasetService {
 
   /** The shared delete rule: nothing without ids unless delete_all. Unknown ids delete nothing. */
   async delete(p: Principal, ids: string[] | null | undefined, deleteAll: boolean): Promise<{ success_count: number }> {
-    let targets: string[];
-    if (ids && ids.length > 0) {
-      const dup = ids.find((id, i) => ids.indexOf(id) !== i);
-      if (dup) throw badRequest(`Duplicate ids: '${dup}'`);
-      for (const id of ids) await this.get(p, id);
-      targets = ids;
-    } else if (deleteAll) {
+    const targets = await deleteTargets(ids, deleteAll, (id) => this.get(p, id), async () => {
       const { rows } = await this.store.datasets.list({
         visibleTo: { userTenant: p.tenantId, teamTenants: [] },
         orderBy: 'create_time',
@@ -153,10 +148,8 @@ export class DatasetService {
         offset: 0,
         limit: Number.MAX_SAFE_INTEGER,
       });
-      targets = rows.map((r) => r.id);
-    } else {
-      return { success_count: 0 };
-    }
+      return rows.map((r) => r.id);
+    });
     await this.store.datasets.markDeleting(targets, nowMs());
     if (targets.length === 0) return { success_count: 0 };
     await this.cleanup.startDeleteDatasets(targets);

@@ -9,10 +9,10 @@ import type { DatasetService } from './datasets.js';
 import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
-import { contentTypeFor, isSupportedFile } from '../parsing/index.js';
-import { extensionOf } from '../parsing/formats.js';
+import { contentTypeFor, extensionOf, isSupportedFile } from '../parsing/formats.js';
 import { deepMerge, defaultParserConfig, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
 import { documentBlobKey } from './blob-keys.js';
+import { deleteTargets } from './delete-targets.js';
 
 /** Starts and cancels parse runs (the parseDocument workflow). */
 export interface ParseControl {
@@ -180,18 +180,22 @@ export class DocumentService {
   /** The shared delete rule; unknown ids delete nothing. Removes chunks, stored files and rows. */
   async delete(p: Principal, datasetId: string, ids: string[] | null | undefined, deleteAll: boolean) {
     const ds = await this.datasets.get(p, datasetId);
-    let docs: DocumentRow[];
-    if (ids && ids.length > 0) {
-      const dup = ids.find((id, i) => ids.indexOf(id) !== i);
-      if (dup) throw badRequest(`Duplicate ids: '${dup}'`);
-      docs = await this.store.documents.byIds(ds.id, ids);
-      const missing = ids.filter((id) => !docs.some((d) => d.id === id));
-      if (missing.length) throw notFound(`These documents do not belong to dataset ${ds.id} or were not found: ${missing.join(', ')}`);
-    } else if (deleteAll) {
-      docs = await this.store.documents.listByDataset(ds.id);
-    } else {
-      return { deleted: 0 };
-    }
+    const byId = new Map<string, DocumentRow>();
+    const targets = await deleteTargets(
+      ids,
+      deleteAll,
+      async (id) => {
+        const doc = await this.store.documents.byId(id);
+        if (!doc || doc.dataset_id !== ds.id) throw notFound(`Document ${id} does not belong to dataset ${ds.id} or was not found`);
+        byId.set(id, doc);
+      },
+      async () => {
+        const all = await this.store.documents.listByDataset(ds.id);
+        for (const d of all) byId.set(d.id, d);
+        return all.map((d) => d.id);
+      },
+    );
+    const docs = targets.map((id) => byId.get(id)!);
     for (const doc of docs) {
       if (doc.run === 'RUNNING') await this.parsing.cancelParse(doc.id, doc.run_seq);
       // Bump the run number first so that a run still finishing writes nothing back.

@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../../threads.js';
 import type { EncoderConfig, WorkerRequest, WorkerResponse } from './worker.js';
 
 /*
@@ -12,23 +9,8 @@ import type { EncoderConfig, WorkerRequest, WorkerResponse } from './worker.js';
  * alive, and it hosts every encoder configuration the process asks for.
  */
 
-/**
- * URL of tsx's ESM `register()` API. Resolved through tsx's export map by hand because this module may be
- * compiled as CommonJS (mocha), where import.meta.resolve is missing and require.resolve picks the CJS build.
- */
-function tsxEsmApiUrl(): string {
-  const pkgPath = createRequire(import.meta.url).resolve('tsx/package.json');
-  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
-  return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api']!.import.default)).href;
-}
-
 function startWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url));
-  // Running from TypeScript sources under tsx: on Node 20 the parent's loader hooks do not reach a
-  // worker's entry module, so the worker registers tsx itself before importing worker.ts.
-  const entry = new URL('./worker.ts', import.meta.url).href;
-  const code = `import(${JSON.stringify(tsxEsmApiUrl())}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { eval: true });
+  return startModuleWorker(new URL('./worker.ts', import.meta.url));
 }
 
 interface Pending {

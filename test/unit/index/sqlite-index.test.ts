@@ -224,19 +224,20 @@ describe('SqliteChunkIndex', () => {
       const { db } = memoryIndex();
       const exact = new SqliteChunkIndex(db);
       const pruned = new SqliteChunkIndex(db, { matchRowBudget: 1 });
-      await exact.upsert(Array.from({ length: 40 }, (_, i) => chunk({
+      await exact.upsert(Array.from({ length: 60 }, (_, i) => chunk({
         id: `c${i}`,
-        content: `common ${'filler '.repeat(i % 7)}${i % 3 === 0 ? 'rare' : ''} ${i % 2 ? 'common' : ''}`,
+        content: `text ${'filler '.repeat(i % 7)}${i % 10 === 0 ? 'rare' : ''} ${i % 6 === 0 ? 'mid' : ''} ${i % 12 === 0 ? 'mid' : ''}`,
       })));
       const f = { datasetIds: ['ds1'] };
-      const all = await exact.fullText('rare common', f, 100);
-      assert.equal(all.length, 40, 'with the default budget every word is required');
-      // Budget max(1, 4 × 3) = 12 < 14 chunks with "rare": "common" (40 chunks) becomes optional.
-      const few = await pruned.fullText('rare common', f, 3);
+      const all = await exact.fullText('rare mid', f, 100);
+      assert.equal(all.length, 14, 'with the default budget every word is required: 6 rare ∪ 10 mid');
+      // Budget max(1, 4 × 1) = 4 < 6 chunks with "rare": "mid" (10 chunks ≤ 3 × 4) becomes optional.
+      const few = await pruned.fullText('rare mid', f, 1);
       const exactScore = new Map(all.map((h) => [h.id, h.score]));
       for (const hit of few) assert.equal(hit.score, exactScore.get(hit.id), hit.id);
-      assert.deepEqual(few.map((h) => h.score), all.slice(0, 3).map((h) => h.score));
-      assert.equal((await pruned.fullText('rare common', f, 100)).length, 40, 'a large limit raises the budget');
+      assert.deepEqual(few.map((h) => h.score), all.slice(0, 1).map((h) => h.score));
+      assert.equal((await pruned.fullText('rare mid', f, 2)).length, 2);
+      assert.equal((await pruned.fullText('rare mid', f, 100)).length, 14, 'a large limit raises the budget');
     });
   });
 
@@ -252,9 +253,8 @@ describe('SqliteChunkIndex', () => {
         chunk({ id: 'no-vector' }),
       ]);
       const hits = await index.vectorSearch([1, 0, 0, 0, 0], { datasetIds: ['ds1'] }, 10);
-      assert.deepEqual(hits, [
-        { id: 'same', score: 1 }, { id: 'three-quarters', score: 0.75 }, { id: 'half', score: 0.5 },
-        { id: 'orthogonal', score: 0 }, { id: 'opposite', score: -1 },
+      assert.deepEqual(hits.map((h) => [h.id, h.score]), [
+        ['same', 1], ['three-quarters', 0.75], ['half', 0.5], ['orthogonal', 0], ['opposite', -1],
       ]);
       assert.deepEqual(ids(await index.vectorSearch([1, 0, 0, 0, 0], { datasetIds: ['ds1'] }, 2)), ['same', 'three-quarters']);
     });
@@ -266,10 +266,9 @@ describe('SqliteChunkIndex', () => {
         chunk({ id: 'large', dataset_id: 'big', vector: [1, 0, 0, 0, 0, 0, 0, 0, 0, 0] }),
       ]);
       const both = { datasetIds: ['mini', 'big'] };
-      assert.deepEqual(await index.vectorSearch([0, 1, 0], both, 10), [{ id: 'small', score: 0 }]);
+      assert.deepEqual((await index.vectorSearch([0, 1, 0], both, 10)).map((h) => [h.id, h.score]), [['small', 0]]);
       assert.deepEqual(ids(await index.vectorSearch([1, 0, 0, 0, 0, 0, 0, 0, 0, 0], both, 10)), ['large']);
-      const features = await index.candidateFeatures(['small', 'large'], [1, 0, 0]);
-      assert.deepEqual(features.map((f) => [f.id, f.cosine]).sort(), [['large', null], ['small', 1]]);
+      assert.deepEqual([...await index.cosineSimilarities(['small', 'large'], [1, 0, 0])], [['small', 1]]);
     });
 
     it('filters by dataset, document and availability', async () => {
@@ -299,7 +298,8 @@ describe('SqliteChunkIndex', () => {
       const truth = await exact.vectorSearch(q, f, 300);
       assert.equal(truth.length, 300);
       // limit 200 → preselect 400 ≥ 300 rows: exact.
-      assert.deepEqual(await staged.vectorSearch(q, f, 200), truth.slice(0, 200));
+      const scored = (hits: { id: string; score: number }[]) => hits.map((h) => [h.id, h.score]);
+      assert.deepEqual(scored(await staged.vectorSearch(q, f, 200)), scored(truth.slice(0, 200)));
       // limit 10 → preselect 256 of 300 by Hamming distance, then exact cosine.
       const top = await staged.vectorSearch(q, f, 10);
       const truthTop = new Set(ids(truth.slice(0, 10)));
@@ -325,27 +325,36 @@ describe('SqliteChunkIndex', () => {
       assert.equal(after.chunkFrequency.get('walk') ?? 0, 0);
     });
 
-    it('reports terms of content, keywords, questions and document name, and the cosine', async () => {
+    it('hits carry dataset, document and the terms of content, keywords, questions and document name', async () => {
       const { index } = memoryIndex();
       await index.upsert([chunk({
         id: 'a', document_name: 'Budget.xlsx', content: 'Revenue grew', important_keywords: ['forecast'],
         questions: ['Which costs rose?'], vector: [1, 1, 1, 1, 0],
       })]);
-      const [f] = await index.candidateFeatures(['a', 'missing'], [1, 0, 0, 0, 0]);
-      assert.ok(f);
-      assert.deepEqual([f.id, f.dataset_id, f.document_id, f.document_name, f.cosine], ['a', 'ds1', 'doc1', 'Budget.xlsx', 0.5]);
-      for (const stem of ['budget', 'xlsx', 'revenu', 'grew', 'forecast', 'cost', 'rose']) assert.ok(f.hasTerm(stem), stem);
-      for (const stem of ['which', 'grow', 'revenue', 'bud']) assert.ok(!f.hasTerm(stem), stem);
-      const [noVector] = await index.candidateFeatures(['a'], []);
-      assert.equal(noVector?.cosine, null);
+      const [text] = await index.fullText('revenue', { datasetIds: ['ds1'] }, 5);
+      const [vector] = await index.vectorSearch([1, 0, 0, 0, 0], { datasetIds: ['ds1'] }, 5);
+      for (const hit of [text, vector]) {
+        assert.ok(hit);
+        assert.deepEqual([hit.id, hit.dataset_id, hit.document_id, hit.document_name], ['a', 'ds1', 'doc1', 'Budget.xlsx']);
+        for (const stem of ['budget', 'xlsx', 'revenu', 'grew', 'forecast', 'cost', 'rose']) assert.ok(hit.hasTerm(stem), stem);
+        for (const stem of ['which', 'grow', 'revenue', 'bud']) assert.ok(!hit.hasTerm(stem), stem);
+      }
+      assert.equal(vector?.score, 0.5);
     });
 
-    it('gives a null cosine for zero vectors instead of NaN', async () => {
+    it('gives cosines of the chunks that have a vector of the dimension asked', async () => {
       const { index } = memoryIndex();
-      await index.upsert([chunk({ id: 'z', vector: [0, 0, 0] })]);
-      const [f] = await index.candidateFeatures(['z'], [1, 0, 0]);
-      assert.equal(f?.cosine, null);
-      assert.deepEqual(await index.vectorSearch([1, 0, 0], { datasetIds: ['ds1'] }, 5), []);
+      await index.upsert([
+        chunk({ id: 'a', vector: [1, 1, 1, 1, 0] }),
+        chunk({ id: 'b', vector: [-1, 0, 0, 0, 0] }),
+        chunk({ id: 'c' }),
+        chunk({ id: 'd', vector: [1, 0] }),
+        chunk({ id: 'z', vector: [0, 0, 0, 0, 0] }),
+      ]);
+      const cosines = await index.cosineSimilarities(['a', 'b', 'c', 'd', 'z', 'missing', 'a'], [1, 0, 0, 0, 0]);
+      assert.deepEqual([...cosines].sort(), [['a', 0.5], ['b', -1]], 'zero vectors have no cosine (not NaN)');
+      assert.deepEqual(await index.cosineSimilarities(['a'], []), new Map());
+      assert.deepEqual(await index.vectorSearch([1, 0, 0, 0, 0], { datasetIds: ['ds1'] }, 5).then((h) => h.map((x) => x.id)), ['a', 'b']);
     });
   });
 });

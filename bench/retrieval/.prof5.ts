@@ -1,0 +1,21 @@
+import { openIndexDatabase } from '../../src/index/sqlite-database.js';
+import { toSignBits } from '../../src/index/vector-codec.js';
+import { prng, randomUnitVector } from './synthetic.js';
+const db = openIndexDatabase(`/tmp/scr/prof-100000.db`);
+const q = randomUnitVector(prng(3), 384);
+const qb = toSignBits(q);
+const cpu = (name: string, fn: () => unknown) => { for (let i = 0; i < 3; i++) fn(); const ts: number[] = []; for (let i = 0; i < 20; i++) { const c = process.cpuUsage(); fn(); const u = process.cpuUsage(c); ts.push((u.user + u.system) / 1000); } ts.sort((a, b) => a - b); console.log(name.padEnd(34), 'cpu p50', ts[10]!.toFixed(2)); };
+for (const R of [2048, 1024]) cpu(`sql coarse R=${R}`, () => db.prepare(`SELECT k.row FROM chunk_keys k WHERE k.dataset_id IN (SELECT value FROM json_each('["bench"]')) AND k.dim = 384 AND k.available = 1 ORDER BY vec_distance_hamming(vec_bit(k.bits), vec_bit(?)) LIMIT ${R}`).raw().all(qb));
+cpu('sql scan only', () => db.prepare(`SELECT count(*) FROM chunk_keys k WHERE k.dataset_id IN (SELECT value FROM json_each('["bench"]')) AND k.dim = 384 AND k.available = 1`).get());
+cpu('sql hamming no sort', () => db.prepare(`SELECT max(vec_distance_hamming(vec_bit(k.bits), vec_bit(?))) FROM chunk_keys k WHERE k.dataset_id = 'bench' AND k.dim = 384 AND k.available = 1`).get(qb));
+cpu('sql hamming <= 170 sorted', () => db.prepare(`SELECT k.row, vec_distance_hamming(vec_bit(k.bits), vec_bit(?)) d FROM chunk_keys k WHERE k.dataset_id = 'bench' AND k.dim = 384 AND k.available = 1 AND d <= 168 ORDER BY d LIMIT 2048`).raw().all(qb));
+console.log((db.prepare(`SELECT count(*) n FROM chunk_keys k WHERE k.dataset_id = 'bench' AND vec_distance_hamming(vec_bit(k.bits), vec_bit(?)) <= 168`).get(qb) as any).n);
+// JS packed
+const rows = db.prepare(`SELECT row, bits FROM chunk_keys WHERE dataset_id = 'bench' AND dim = 384`).raw().all() as [number, Buffer][];
+const n = rows.length; const B = 48; const packed = new Uint8Array(n * B); const rid = new Float64Array(n);
+rows.forEach(([r, b], i) => { packed.set(b, i * B); rid[i] = r; });
+const pc = new Uint8Array(256); for (let i = 0; i < 256; i++) pc[i] = (i & 1) + pc[i >> 1]!;
+const P32 = new Uint32Array(packed.buffer); const Q32 = new Uint32Array(new Uint8Array(qb).buffer);
+const pop32 = (x: number) => { x = x - ((x >>> 1) & 0x55555555); x = (x & 0x33333333) + ((x >>> 2) & 0x33333333); return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24; };
+cpu('js hamming swar + select', () => { const d = new Uint16Array(n); for (let i = 0; i < n; i++) { let s = 0; const o = i * 12; for (let j = 0; j < 12; j++) s += pop32(P32[o + j]! ^ Q32[j]!); d[i] = s; } const hist = new Uint32Array(385); for (let i = 0; i < n; i++) hist[d[i]!]!++; let cut = 0, acc = 0; while (acc < 2048) acc += hist[cut++]!; const out: number[] = []; for (let i = 0; i < n; i++) if (d[i]! < cut) out.push(rid[i]!); return out; });
+cpu('load rows from sql', () => db.prepare(`SELECT row, bits FROM chunk_keys WHERE dataset_id = 'bench' AND dim = 384`).raw().all());

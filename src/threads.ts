@@ -1,0 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+
+/**
+ * URL of tsx's ESM `register()` API. Resolved through tsx's export map by hand because this module may be
+ * compiled as CommonJS (mocha), where import.meta.resolve is missing and require.resolve picks the CJS build.
+ */
+function tsxEsmApiUrl(): string {
+  const pkgPath = createRequire(import.meta.url).resolve('tsx/package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
+  return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api']!.import.default)).href;
+}
+
+/**
+ * Starts a worker thread on a module given by the URL of its `.ts` source (the `.js` sibling when running
+ * compiled code). Under tsx on Node 20 the parent's loader hooks do not reach a worker's entry module, so
+ * the worker registers tsx itself before importing the entry.
+ */
+export function startModuleWorker(tsEntry: URL, options: Omit<WorkerOptions, 'eval'> = {}): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(tsEntry.href.replace(/\.ts$/, '.js')), options);
+  const code = `import(${JSON.stringify(tsxEsmApiUrl())}).then(({ register }) => { register(); return import(${JSON.stringify(tsEntry.href)}); });`;
+  return new Worker(code, { ...options, eval: true });
+}
