@@ -2,29 +2,33 @@
  * End-to-end ingest benchmark (prints numbers; not a timed test).
  *
  *   npx tsx bench/ingest/run.ts [--pdfs N] [--docx N] [--pages N] [--paragraphs N] [--docx-paragraphs N]
- *                               [--batch N] [--timeout MINUTES] [--keep]
+ *                               [--batch N] [--timeout MINUTES] [--max-rss-gb N] [--keep]
  *
- * Starts its own Temporal dev server and Cairn (embedded worker, built-in embedding model) on free ports
- * over a temporary data directory; generates a deterministic corpus of PDFs and DOCX files; uploads it
+ * Starts its own Temporal dev server, Cairn's API (in this process) and a `cairn worker` process (the
+ * built-in embedding model) on free ports over a temporary data directory; generates a deterministic
+ * corpus of PDFs and DOCX files; uploads it
  * through the HTTP API (`--batch` files per multipart request); starts parsing every document with one
  * POST /datasets/{id}/chunks; polls until no document is RUNNING. Prints throughput (documents, pages,
  * chunks per second) and, from Temporal's workflow histories, the time spent in each pipeline stage
  * (extract, chunk, embed, index) and waiting in the task queue. Everything it started is stopped at the
- * end, also on error or Ctrl-C; `--keep` keeps the data directory for inspection.
+ * end, also on error or Ctrl-C; `--keep` keeps the data directory for inspection. The worker runs in its
+ * own process so this one stays responsive whatever the worker does: its memory is watched and the run
+ * is aborted when it passes `--max-rss-gb` (default: half the machine's memory), before it takes the
+ * machine down.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
 import { generateCorpus, type CorpusFile } from './corpus.js';
+import { startBenchWorker, type BenchWorker } from './worker.js';
 import { fetchParseHistories, peakOverlap, percentile, unionMs, wallShares, type WorkflowRun } from './histories.js';
 
 // Defaults sized so a full run (generation + ingest) stays within ~10 minutes on a 2-core machine;
 // see bench/ingest/README.md for the measurements behind them.
-const DEFAULTS = { pdfs: 100, docx: 100, pages: 10, paragraphs: 8, docxParagraphs: 20, batch: 20, timeout: 60 };
+const DEFAULTS = { pdfs: 200, docx: 200, pages: 10, paragraphs: 8, docxParagraphs: 20, batch: 20, timeout: 60 };
 
 function argument(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,6 +46,7 @@ const opts = {
   docxParagraphs: argument('docx-paragraphs', DEFAULTS.docxParagraphs),
   batch: Math.max(1, argument('batch', DEFAULTS.batch)),
   timeoutMs: argument('timeout', DEFAULTS.timeout) * 60_000,
+  maxRssBytes: argument('max-rss-gb', Math.max(1, Math.floor(os.totalmem() / 2 / 2 ** 30))) * 2 ** 30,
   keep: process.argv.includes('--keep'),
 };
 if (opts.pdfs + opts.docx === 0) throw new Error('nothing to ingest: --pdfs and --docx are both 0');
@@ -93,8 +98,13 @@ interface DocView {
   progress_msg: string;
 }
 
+/** Latencies of the progress polls: how responsive the API stays while the embedded worker parses. */
+const pollLatencies: number[] = [];
+
 async function countByRun(api: Api, datasetId: string, run: string): Promise<number> {
+  const t = performance.now();
   const data = await api.call<{ total: number }>('GET', `/datasets/${datasetId}/documents`, { query: { run, page: 1, page_size: 1 } });
+  pollLatencies.push(performance.now() - t);
   return data.total;
 }
 
@@ -112,11 +122,13 @@ async function allDocuments(api: Api, datasetId: string): Promise<DocView[]> {
 interface CpuSnapshot {
   at: number;
   machine: { busy: number; total: number };
-  self: NodeJS.CpuUsage;
+  /** This process: the API. */
+  api: NodeJS.CpuUsage;
+  worker: number;
   children: number;
 }
 
-/** CPU seconds used by this process's children (the Temporal dev server); Linux /proc only, else 0. */
+/** CPU seconds used by this process's children (the worker and the Temporal dev server); Linux /proc only, else 0. */
 function childrenCpuSeconds(): number {
   try {
     let total = 0;
@@ -133,7 +145,7 @@ function childrenCpuSeconds(): number {
   }
 }
 
-function cpuSnapshot(): CpuSnapshot {
+function cpuSnapshot(worker: BenchWorker): CpuSnapshot {
   let busy = 0;
   let total = 0;
   for (const c of os.cpus()) {
@@ -141,20 +153,16 @@ function cpuSnapshot(): CpuSnapshot {
     busy += t.user + t.nice + t.sys + t.irq;
     total += t.user + t.nice + t.sys + t.irq + t.idle;
   }
-  return { at: performance.now(), machine: { busy, total }, self: process.cpuUsage(), children: childrenCpuSeconds() };
+  return { at: performance.now(), machine: { busy, total }, api: process.cpuUsage(), worker: worker.cpuSeconds(), children: childrenCpuSeconds() };
 }
 
-function cpuReport(from: CpuSnapshot, to: CpuSnapshot): string {
+function cpuUse(from: CpuSnapshot, to: CpuSnapshot) {
   const wall = (to.at - from.at) / 1000;
   const machine = (to.machine.busy - from.machine.busy) / Math.max(1, to.machine.total - from.machine.total);
-  const d = process.cpuUsage(from.self);
-  const self = (d.user + d.system) / 1e6;
-  const children = to.children - from.children;
-  return (
-    `machine CPU ${(machine * 100).toFixed(0)}% busy across ${os.availableParallelism()} cores; ` +
-    `Cairn process (API + worker + embedding thread) ${self.toFixed(0)} CPU-s = ${(self / wall).toFixed(2)} cores; ` +
-    `Temporal dev server ${children.toFixed(0)} CPU-s = ${(children / wall).toFixed(2)} cores`
-  );
+  const api = (to.api.user + to.api.system - from.api.user - from.api.system) / 1e6;
+  const worker = to.worker - from.worker;
+  const temporal = to.children - from.children - worker;
+  return { wall, machine, api, worker, temporal };
 }
 
 // ------------------------------------------------------------------------------------------ report helpers
@@ -229,15 +237,17 @@ async function main(): Promise<void> {
     temporalPort: 0,
     temporalUiPort: 0,
     taskQueue: `cairn-bench-ingest-${process.pid}`,
-    embeddedWorker: true,
+    embeddedWorker: false, // a `cairn worker` process, see worker.ts
   };
   const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' });
-  // The Temporal SDK logs worker state changes at INFO to the console; keep the report readable.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
   let cairn: Cairn | undefined;
+  let worker: BenchWorker | undefined;
+  let monitor: NodeJS.Timeout | undefined;
   let stopping: Promise<void> | undefined;
   const stopAll = () =>
     (stopping ??= (async () => {
+      clearInterval(monitor);
+      if (worker) await worker.stop();
       if (cairn) await cairn.stop();
       if (opts.keep) console.log(`data directory kept: ${dataDir}`);
       else rmSync(dataDir, { recursive: true, force: true });
@@ -252,7 +262,26 @@ async function main(): Promise<void> {
   try {
     t = performance.now();
     cairn = await startCairn(config, { log });
-    console.log(`started Temporal dev server (${cairn.temporalAddress}) and Cairn (${cairn.url}) in ${sec(performance.now() - t)}; data in ${dataDir}`);
+    worker = await startBenchWorker(config, cairn.temporalAddress);
+    const w = worker;
+    console.log(
+      `started Temporal dev server (${cairn.temporalAddress}), Cairn API (${cairn.url}) and a worker process (pid ${w.child.pid}) in ${sec(performance.now() - t)}; data in ${dataDir}`,
+    );
+    // Watch the worker from a timer, so a long parse request does not hide a runaway worker.
+    let peakRss = w.rss();
+    let parseStartAt = 0;
+    let fatal: Error | undefined;
+    monitor = setInterval(() => {
+      const rss = w.rss();
+      if (rss > peakRss) peakRss = rss;
+      const exit = w.exited();
+      if (!fatal && exit) fatal = new Error(`the worker process exited (${exit.code ?? exit.signal}); its log ends with:\n${w.logTail()}`);
+      if (!fatal && rss > opts.maxRssBytes) {
+        const since = parseStartAt ? ` ${sec(performance.now() - parseStartAt)} after the parse request` : '';
+        fatal = new Error(`the worker process grew to ${(rss / 2 ** 30).toFixed(1)} GB of memory${since} (limit --max-rss-gb ${opts.maxRssBytes / 2 ** 30}); stopped it`);
+        w.child.kill('SIGKILL');
+      }
+    }, 500);
     const api = new Api(cairn.url, cairn.adminApiKey!);
     const ds = await api.call<{ id: string; embedding_model: string; chunk_method: string }>('POST', '/datasets', { json: { name: `ingest-bench-${Date.now()}` } });
     console.log(`dataset ${ds.id}: chunk_method ${ds.chunk_method}, embedding_model ${ds.embedding_model}`);
@@ -274,8 +303,9 @@ async function main(): Promise<void> {
     );
 
     // Parse and wait.
-    const cpuStart = cpuSnapshot();
+    const cpuStart = cpuSnapshot(w);
     const parseStart = performance.now();
+    parseStartAt = parseStart;
     const parseStartEpoch = Date.now();
     const started = await api.call<{ success_count?: number; errors?: string[] } | null>('POST', `/datasets/${ds.id}/chunks`, { json: { document_ids: ids } });
     const parseRequestMs = performance.now() - parseStart;
@@ -286,6 +316,7 @@ async function main(): Promise<void> {
     let done = 0;
     for (;;) {
       await new Promise((r) => setTimeout(r, 500));
+      if (fatal) throw fatal;
       done = await countByRun(api, ds.id, 'DONE');
       const failed = await countByRun(api, ds.id, 'FAIL');
       const cancelled = await countByRun(api, ds.id, 'CANCEL');
@@ -299,7 +330,7 @@ async function main(): Promise<void> {
       if (elapsed > opts.timeoutMs) throw new Error(`timed out after ${sec(elapsed)}: ${finished} of ${ids.length} documents finished`);
     }
     const parseMs = performance.now() - parseStart;
-    const cpuEnd = cpuSnapshot();
+    const cpuEnd = cpuSnapshot(w);
 
     // Results as the API reports them.
     const docs = await allDocuments(api, ds.id);
@@ -329,11 +360,19 @@ async function main(): Promise<void> {
       const ds2 = ok.filter((d) => names.has(d.name));
       if (ds2.length) console.log(`  ${kind.padEnd(4)}: ${ds2.length} docs, ${(ds2.reduce((n, d) => n + d.chunk_count, 0) / ds2.length).toFixed(1)} chunks/doc, mean process_duration ${sec(ds2.reduce((n, d) => n + d.process_duration * 1000, 0) / ds2.length)}`);
     }
-    console.log(cpuReport(cpuStart, cpuEnd));
-    const cairnCpu = (cpuEnd.self.user + cpuEnd.self.system - cpuStart.self.user - cpuStart.self.system) / 1e3;
+    const cpu = cpuUse(cpuStart, cpuEnd);
+    const cores = (x: number) => `${x.toFixed(0)} CPU-s = ${(x / cpu.wall).toFixed(2)} cores`;
     console.log(
-      `CPU cost in the Cairn process: ${(cairnCpu / Math.max(1, ok.length) / 1000).toFixed(2)} CPU-s per document, ${(cairnCpu / Math.max(1, chunks)).toFixed(1)} CPU-ms per chunk; ` +
-        `load average ${os.loadavg()[0]!.toFixed(2)} at the end (other processes on the machine compete for the cores)`,
+      `CPU while parsing: machine ${(cpu.machine * 100).toFixed(0)}% busy across ${os.availableParallelism()} cores; worker process ${cores(cpu.worker)}; ` +
+        `API process ${cores(cpu.api)}; Temporal dev server ${cores(cpu.temporal)}`,
+    );
+    console.log(
+      `worker cost: ${(cpu.worker / Math.max(1, ok.length)).toFixed(2)} CPU-s per document, ${((1000 * cpu.worker) / Math.max(1, chunks)).toFixed(1)} CPU-ms per chunk; ` +
+        `peak worker memory ${(peakRss / 2 ** 30).toFixed(2)} GB RSS; load average ${os.loadavg()[0]!.toFixed(2)} at the end (other processes compete for the cores)`,
+    );
+    console.log(
+      `API latency while parsing (${pollLatencies.length} progress polls, GET /datasets/{id}/documents?run=...): ` +
+        `p50 ${(percentile(pollLatencies, 50)).toFixed(0)} ms, p95 ${(percentile(pollLatencies, 95)).toFixed(0)} ms, max ${Math.max(...pollLatencies).toFixed(0)} ms`,
     );
 
     console.log(`\n== stages, from ${runs.length} parseDocument workflow histories (server timestamps) ==`);

@@ -8,11 +8,14 @@ import { FTS_COLUMNS } from './fts-query.js';
  *                  stems for term similarity (term-hashes.ts);
  * - chunk_fts      FTS5 over title (document name), content, keywords, questions; contentless (the text
  *                  lives in chunk_rows) with contentless_delete so rows can be replaced; rowid = chunk_rows.rowid;
- * - chunk_keys     narrow filter + coarse-vector table clustered by dataset (WITHOUT ROWID, key
- *                  (dataset_id, row)): a query scans only its datasets' slice. `bits` is the sign-quantised
- *                  vector used to preselect vector candidates by Hamming distance;
+ * - chunk_keys     narrow filter table clustered by dataset (WITHOUT ROWID, key (dataset_id, row)) used to
+ *                  filter full-text hits; `bits` is the sign-quantised vector from which vector search
+ *                  preselects candidates by Hamming distance;
  * - chunk_vectors  the float32 vectors (any dimension per chunk), read only for the preselected candidates;
- * - chunk_stats    counters kept by the write transactions (chunk_count, for IDF without a count(*) scan).
+ * - chunk_stats    counters kept by the write transactions: chunk_count (IDF without a count(*) scan) and
+ *                  writes (tells each process when its cached term frequencies are out of date);
+ * - chunk_generations  per dataset, bumped by every write transaction: tells each process when its
+ *                  in-memory copy of the dataset's sign bits (sign-bit-cache.ts) is out of date.
  */
 export function ensureChunkSchema(db: Database): void {
   db.exec(`
@@ -58,6 +61,8 @@ export function ensureChunkSchema(db: Database): void {
     );
     CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_terms USING fts5vocab(chunk_fts, 'row');
     CREATE TABLE IF NOT EXISTS chunk_stats (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS chunk_generations (dataset_id TEXT PRIMARY KEY, generation INTEGER NOT NULL) WITHOUT ROWID;
     INSERT OR IGNORE INTO chunk_stats (name, value) VALUES ('chunk_count', (SELECT count(*) FROM chunk_rows));
+    INSERT OR IGNORE INTO chunk_stats (name, value) VALUES ('writes', 0);
   `);
 }

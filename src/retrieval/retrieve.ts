@@ -183,8 +183,10 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
   if (documentIds?.length === 0) return finish(0, [], []);
   const filter: ChunkFilter = { datasetIds: params.dataset_ids, documentIds, availableOnly: true };
 
-  // Started first so that a remote or threaded embedder works while full-text search runs.
+  // Started first so that a remote or threaded embedder works while full-text search runs. The no-op
+  // catch keeps a failed embedding from being an unhandled rejection if full-text search throws first.
   const embedding = timed(() => deps.embedQuery(question), (ms) => (timings.embed = ms));
+  embedding.catch(() => undefined);
   const textHits = await timed(() => deps.index.fullText(question, filter, s.topK), (ms) => (timings.fulltext = ms));
   const vector = await embedding;
   const useVector = isUsableVector(vector);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import * as sqliteVec from 'sqlite-vec';
+import { configureIndexConnection } from '../index/sqlite-database.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrations.js';
@@ -19,11 +19,9 @@ export interface MetaDb {
 export async function openDatabase(file: string): Promise<MetaDb> {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new BetterSqlite3(file);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
+  // One file holds the metadata and the embedded chunk index: the index's connection settings apply.
+  configureIndexConnection(sqlite);
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  sqliteVec.load(sqlite);
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrateToLatest(kysely);
   return {

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
 import { SqliteChunkIndex } from '../../../src/index/sqlite-index.js';
 import { ChunkNotFoundError } from '../../../src/index/types.js';
 import { chunk, memoryIndex } from './helpers.js';
@@ -307,7 +311,34 @@ describe('SqliteChunkIndex', () => {
     });
   });
 
-  describe('termStats and candidateFeatures', () => {
+  describe('several connections (processes) on one database file', () => {
+    it('each sees the others\' writes in vector and full-text search', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cairn-index-'));
+      const [dbA, dbB] = [openIndexDatabase(join(dir, 'cairn.db')), openIndexDatabase(join(dir, 'cairn.db'))];
+      try {
+        const [reader, writer] = [new SqliteChunkIndex(dbA), new SqliteChunkIndex(dbB)];
+        const f = { datasetIds: ['ds1'], availableOnly: true };
+        await writer.upsert([chunk({ id: 'a', content: 'alpha', vector: [1, 0] })]);
+        assert.deepEqual(ids(await reader.vectorSearch([1, 0], f, 5)), ['a']);
+        assert.equal((await reader.termStats(['alpha'])).chunkFrequency.get('alpha'), 1);
+        await writer.upsert([chunk({ id: 'b', content: 'alpha', vector: [1, 0.5] })]);
+        assert.deepEqual(ids(await reader.vectorSearch([1, 0], f, 5)), ['a', 'b']);
+        assert.deepEqual(await reader.termStats(['alpha']), { chunkCount: 2, chunkFrequency: new Map([['alpha', 2]]) });
+        await writer.update('a', { available: false });
+        assert.deepEqual(ids(await reader.vectorSearch([1, 0], f, 5)), ['b']);
+        await writer.deleteChunks(['b']);
+        assert.deepEqual(ids(await reader.vectorSearch([1, 0], f, 5)), []);
+        assert.deepEqual(ids(await reader.fullText('alpha', { datasetIds: ['ds1'] }, 5)), ['a']);
+        assert.equal((await reader.termStats([])).chunkCount, 1);
+      } finally {
+        dbA.close();
+        dbB.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('termStats, hit features, cosines', () => {
     it('counts chunks per stem over every indexed field', async () => {
       const { index } = memoryIndex();
       await index.upsert([

@@ -202,6 +202,23 @@ describe('retrieve', () => {
     assertScores((await run()).chunks, [['b', 1, 0, 1], ['c', TERM_EFFICIENCY, 0, TERM_EFFICIENCY], ['a', TERM_SOLAR, 0, TERM_SOLAR]]);
   });
 
+  it('fails with the model\'s error when embedding fails, even if full-text search fails first', async () => {
+    const { run } = await setup(corpus, { embedQuery: async () => Promise.reject(new Error('model down')) });
+    await assert.rejects(run(), /model down/);
+    const { deps } = await setup(corpus, { embedQuery: () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 5)) });
+    const failing = { ...deps, index: Object.assign(Object.create(deps.index), { fullText: async () => { throw new Error('fts broken'); } }) };
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      await assert.rejects(retrieve({ question: QUESTION, dataset_ids: ['ds1'] }, failing), /fts broken/);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+    assert.deepEqual(unhandled, []);
+  });
+
   it('returns an empty result for a blank question without embedding it', async () => {
     const { run, embedded } = await setup();
     for (const question of ['', '   ']) {

@@ -1,0 +1,118 @@
+/**
+ * In-process copy of the sign bits of every dataset's vectors (table chunk_keys), for the coarse stage of
+ * vector search. Hamming distances over a packed Uint32Array take ~3 ms of CPU per 100k chunks in JS,
+ * where the same scan through SQLite functions takes ~20 ms. A dataset's copy is reloaded when its
+ * generation — bumped by every write transaction, in any process — differs from the one it was loaded
+ * at. The exact stage that follows re-checks every filter against the tables, so a copy that goes stale
+ * between the check and its use can only miss new rows for that one query.
+ */
+
+/** The keys of a dataset's chunks with vectors of one dimension, row by row in the same order. */
+export interface KeyGroup {
+  dim: number;
+  rows: Float64Array;
+  /** 1 = available. */
+  available: Uint8Array;
+  /** The rows' sign bits back to back, ceil(dim / 8) bytes each. */
+  bits: Uint8Array;
+}
+
+export interface BitFilter {
+  datasetIds: string[];
+  availableOnly?: boolean;
+  /** Only these rows (e.g. the chunks of the selected documents). */
+  rows?: ReadonlySet<number>;
+}
+
+interface PackedBits {
+  rows: Float64Array;
+  available: Uint8Array;
+  /** Sign bits, `wordsPerRow` 32-bit words per row. */
+  words: Uint32Array;
+  wordsPerRow: number;
+}
+
+interface DatasetBits {
+  generation: number;
+  byDim: Map<number, PackedBits>;
+}
+
+export interface BitSource {
+  generations(datasetIds: string[]): Map<string, number>;
+  keys(datasetId: string): KeyGroup[];
+}
+
+/** Sign bits as 32-bit words (zero-padded), the layout the distances are computed on. */
+export function toWords(bits: Uint8Array): Uint32Array {
+  const padded = new Uint8Array(Math.ceil(bits.length / 4) * 4);
+  padded.set(bits);
+  return new Uint32Array(padded.buffer);
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+}
+
+function pack(g: KeyGroup): PackedBits {
+  const bytesPerRow = Math.ceil(g.dim / 8);
+  const wordsPerRow = Math.ceil(g.dim / 32);
+  const padded = new Uint8Array(g.rows.length * wordsPerRow * 4);
+  if (bytesPerRow === wordsPerRow * 4) padded.set(g.bits);
+  else g.rows.forEach((_, i) => padded.set(g.bits.subarray(i * bytesPerRow, (i + 1) * bytesPerRow), i * wordsPerRow * 4));
+  return { rows: g.rows, available: g.available, words: new Uint32Array(padded.buffer), wordsPerRow };
+}
+
+export class SignBitCache {
+  private readonly datasets = new Map<string, DatasetBits>();
+
+  constructor(private readonly source: BitSource) {}
+
+  /** Row ids of the `count` rows nearest to `query` (sign bits) by Hamming distance, within the filter. */
+  nearest(query: Uint8Array, dim: number, filter: BitFilter, count: number): number[] {
+    const q = toWords(query);
+    const scopes = this.current(filter.datasetIds).flatMap((d) => d.byDim.get(dim) ?? []);
+    // Distances are small integers (0..dim): a histogram gives the cut-off without sorting.
+    const histogram = new Uint32Array(dim + 2);
+    const distances = scopes.map(({ rows, available, words, wordsPerRow }) => {
+      const out = new Int32Array(rows.length).fill(-1);
+      for (let i = 0; i < rows.length; i++) {
+        if (filter.availableOnly && available[i] !== 1) continue;
+        if (filter.rows && !filter.rows.has(rows[i]!)) continue;
+        let d = 0;
+        for (let w = 0, o = i * wordsPerRow; w < wordsPerRow; w++) d += popcount(words[o + w]! ^ q[w]!);
+        out[i] = d;
+        histogram[d]!++;
+      }
+      return out;
+    });
+    let cutoff = 0;
+    for (let taken = 0; cutoff <= dim && taken + histogram[cutoff]! <= count; cutoff++) taken += histogram[cutoff]!;
+    // Rows below the cut-off all fit; rows at it fill the remaining places.
+    const nearest: number[] = [];
+    const atCutoff: number[] = [];
+    scopes.forEach(({ rows }, s) => {
+      const d = distances[s]!;
+      for (let i = 0; i < d.length; i++) {
+        if (d[i]! < 0) continue;
+        if (d[i]! < cutoff) nearest.push(rows[i]!);
+        else if (d[i] === cutoff) atCutoff.push(rows[i]!);
+      }
+    });
+    return nearest.concat(atCutoff.slice(0, Math.max(0, count - nearest.length)));
+  }
+
+  private current(datasetIds: string[]): DatasetBits[] {
+    const generations = this.source.generations(datasetIds);
+    return [...new Set(datasetIds)].map((id) => {
+      const generation = generations.get(id) ?? 0;
+      let cached = this.datasets.get(id);
+      if (!cached || cached.generation !== generation) {
+        cached = { generation, byDim: new Map(this.source.keys(id).map((g) => [g.dim, pack(g)])) };
+        this.datasets.set(id, cached);
+      }
+      return cached;
+    });
+  }
+}

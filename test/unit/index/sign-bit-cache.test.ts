@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { SignBitCache, type KeyGroup } from '../../../src/index/sign-bit-cache.js';
+import { toSignBits } from '../../../src/index/vector-codec.js';
+
+interface Row {
+  row: number;
+  available: number;
+  dim: number;
+  bits: Uint8Array;
+}
+
+/** Rows whose sign bits differ from the all-positive query in exactly `distance` of 40 dimensions. */
+function row(rowid: number, distance: number, extra: Partial<Row> = {}): Row {
+  const vector = Array.from({ length: 40 }, (_, i) => (i < distance ? -1 : 1));
+  return { row: rowid, available: 1, dim: 40, bits: toSignBits(vector), ...extra };
+}
+
+function groups(rows: Row[]): KeyGroup[] {
+  return [...new Set(rows.map((r) => r.dim))].map((dim) => {
+    const group = rows.filter((r) => r.dim === dim);
+    return {
+      dim,
+      rows: Float64Array.from(group.map((r) => r.row)),
+      available: Uint8Array.from(group.map((r) => r.available)),
+      bits: Buffer.concat(group.map((r) => r.bits)),
+    };
+  });
+}
+
+function cacheOf(data: Record<string, Row[]>) {
+  const state = { generation: 1, loads: 0 };
+  const cache = new SignBitCache({
+    generations: (ids) => new Map(ids.map((id) => [id, state.generation])),
+    keys: (id) => {
+      state.loads++;
+      return groups(data[id] ?? []);
+    },
+  });
+  return { cache, state };
+}
+
+const QUERY = toSignBits(Array.from({ length: 40 }, () => 1));
+
+describe('SignBitCache', () => {
+  it('returns the rows nearest by Hamming distance, across datasets', () => {
+    const { cache } = cacheOf({ a: [row(1, 5), row(2, 1), row(3, 30)], b: [row(4, 0), row(5, 12)] });
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a', 'b'] }, 3).sort(), [1, 2, 4]);
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 10).sort(), [1, 2, 3]);
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a', 'b'] }, Infinity).length, 5);
+  });
+
+  it('fills the last places from rows tied at the cut-off', () => {
+    const { cache } = cacheOf({ a: [row(1, 3), row(2, 3), row(3, 3), row(4, 1)] });
+    const got = cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 3);
+    assert.equal(got.length, 3);
+    assert.ok(got.includes(4));
+  });
+
+  it('applies availability and row filters, and the dimension', () => {
+    const { cache } = cacheOf({
+      a: [row(1, 0, { available: 0 }), row(2, 1), row(3, 2), row(4, 0, { dim: 8, bits: toSignBits([1, 1, 1, 1, 1, 1, 1, 1]) })],
+    });
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a'], availableOnly: true }, 10).sort(), [2, 3]);
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a'], rows: new Set([1, 3]) }, 10).sort(), [1, 3]);
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a'], rows: new Set() }, 10), []);
+    assert.deepEqual(cache.nearest(toSignBits([1, 1, 1, 1, 1, 1, 1, 1]), 8, { datasetIds: ['a'] }, 10), [4]);
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['unknown'] }, 10), []);
+  });
+
+  it('reloads a dataset only when its generation changes', () => {
+    const data = { a: [row(1, 0)] };
+    const { cache, state } = cacheOf(data);
+    cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5);
+    cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5);
+    assert.equal(state.loads, 1);
+    data.a.push(row(2, 0));
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5), [1], 'same generation: the copy is kept');
+    state.generation++;
+    assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5).sort(), [1, 2]);
+    assert.equal(state.loads, 2);
+  });
+});
