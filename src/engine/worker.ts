@@ -25,6 +25,7 @@ export async function startWorker(opts: {
   taskQueue: string;
   rootDir: string;
   activities: object;
+  maxConcurrentActivities?: number;
   onFatal?: (err: unknown) => void;
 }): Promise<RunningWorker> {
   installRuntimeOnce();
@@ -37,6 +38,9 @@ export async function startWorker(opts: {
     workflowBundle: { codePath: workflowBundlePath(opts.rootDir) },
     activities: opts.activities,
     shutdownGraceTime: '5 seconds',
+    // Parse steps are CPU-bound on a few threads: more concurrent activities only queue inside them and
+    // starve the short steps (chunk, index, bookkeeping) of slots.
+    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 16,
   });
   const running = worker.run().catch((err) => opts.onFatal?.(err));
   return {
