@@ -13,6 +13,7 @@
  * none) on a temporary data directory. With --url it registers a new user on that Cairn (registration
  * must be open) and the Cairn must reach this machine's 127.0.0.1.
  */
+import { argument, percentile } from '../common.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -27,16 +28,6 @@ import { tokensAnswer } from '../../test/fakes/index.js';
 const TTFT_MS = 300;
 const TOKEN_MS = 15;
 const TOKENS = 150;
-
-function argument(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 interface Sample {
   ttft: number;

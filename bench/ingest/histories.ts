@@ -145,11 +145,7 @@ export function peakOverlap(intervals: [number, number][]): number {
   return peak;
 }
 
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
+export { percentile } from '../common.js';
 
 /**
  * Splits wall time among labelled intervals: at each instant the elapsed time is shared equally by the

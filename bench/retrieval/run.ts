@@ -10,6 +10,7 @@
  * connection, as one API process serves them. Besides wall-clock latency it prints the CPU time per
  * query, which is the latency to expect when the machine is not busy with other work.
  */
+import { argument, percentile } from '../common.js';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,16 +23,6 @@ import { prng, randomUnitVector, syntheticChunk, textSource } from './synthetic.
 const DIMS = 384;
 const BATCH = 1000;
 const WARMUP = 10;
-
-function argument(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 const ms = (x: number) => x.toFixed(1).padStart(7);
 

@@ -2,16 +2,7 @@ import type { IndexedChunk } from '../../src/index/types.js';
 import { loadSciFact, scifactAvailable } from '../quality/scifact.js';
 
 /** Deterministic PRNG (mulberry32) so that every run indexes and queries the same data. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { random as prng } from '../../test/fixtures/generate.js';
 
 export function randomUnitVector(random: () => number, dims: number): number[] {
   // Box-Muller normals give directions uniform on the sphere.
