@@ -28,6 +28,7 @@ run: install
 	node bin/cairn.js start
 
 test: install
+	npx tsc --noEmit
 	bash scripts/test.sh
 
 typecheck: $(NODE_STAMP)
