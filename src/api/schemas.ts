@@ -11,6 +11,23 @@ export const pagingQuery = {
   },
 };
 
+/**
+ * A list route's query: the shared paging, `orderby` among the given columns (create_time by default),
+ * exact `id` and `name` filters, plus the route's own filters.
+ */
+export function listQuery(orderby: string[], extra: Record<string, unknown> = {}) {
+  return {
+    type: 'object',
+    properties: {
+      ...pagingQuery.properties,
+      orderby: { enum: orderby, default: 'create_time' },
+      id: idParam,
+      name: { type: 'string' },
+      ...extra,
+    },
+  };
+}
+
 /** The shared delete rule's body: ids (list or null) and delete_all. */
 export const deleteBody = {
   type: 'object',

@@ -10,6 +10,7 @@ import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
 import { DEFAULT_LLM_SETTING, RETRIEVAL_DEFAULTS, defaultPromptConfig, type LlmSetting, type PromptConfig } from '../chat/config.js';
 import { checkPromptConfig } from '../chat/prompt.js';
+import type { ListPage } from './paging.js';
 
 /** Create and update take the same keys; update changes only the keys given. */
 export interface ChatInput {
@@ -28,13 +29,7 @@ export interface ChatInput {
   rerank_id?: string | null;
 }
 
-export interface ListChatsInput {
-  page: number;
-  page_size: number;
-  orderby: 'create_time' | 'update_time' | 'name';
-  desc: boolean;
-  id?: string;
-  name?: string;
+export interface ListChatsInput extends ListPage<'create_time' | 'update_time' | 'name'> {
   keywords?: string;
   owner_ids?: string[];
   parser_id?: string;

@@ -8,6 +8,7 @@ import { badRequest, forbidden, notFound } from '../errors.js';
 import { requireManage } from './access.js';
 import { deleteTargets } from './delete-targets.js';
 import { deepMerge, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
+import type { ListPage } from './paging.js';
 
 /** Chunk methods a dataset may be created with (spec); update additionally allows `tag`. */
 export const DATASET_CHUNK_METHODS = ['naive', 'manual', 'qa', 'table', 'paper', 'book', 'laws', 'presentation', 'picture', 'one', 'email'] as const;
@@ -28,13 +29,7 @@ export interface UpdateDatasetInput extends Partial<CreateDatasetInput> {
   language?: string;
 }
 
-export interface ListDatasetsInput {
-  page: number;
-  page_size: number;
-  orderby: 'create_time' | 'update_time';
-  desc: boolean;
-  id?: string;
-  name?: string;
+export interface ListDatasetsInput extends ListPage<'create_time' | 'update_time'> {
   keywords?: string;
   include_parsing_status?: boolean;
 }

@@ -13,6 +13,7 @@ import { contentTypeFor, extensionOf, isSupportedFile } from '../parsing/formats
 import { deepMerge, defaultParserConfig, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
 import { documentBlobKey } from './blob-keys.js';
 import { deleteTargets } from './delete-targets.js';
+import type { ListPage } from './paging.js';
 
 /** Starts and cancels parse runs (the parseDocument workflow). */
 export interface ParseControl {
@@ -25,13 +26,7 @@ export interface UploadedFile {
   bytes: Uint8Array;
 }
 
-export interface ListDocumentsInput {
-  page: number;
-  page_size: number;
-  orderby: 'create_time' | 'update_time' | 'name';
-  desc: boolean;
-  id?: string;
-  name?: string;
+export interface ListDocumentsInput extends ListPage<'create_time' | 'update_time' | 'name'> {
   keywords?: string;
   run?: RunState[];
   create_time_from?: number;

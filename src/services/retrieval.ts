@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import type { MetaStore } from '../store/index.js';
 import type { ChunkIndex } from '../index/types.js';
 import type { Principal } from './auth.js';
@@ -32,7 +31,6 @@ export class RetrievalService {
     private readonly datasets: DatasetService,
     private readonly index: ChunkIndex,
     private readonly models: ModelClients,
-    private readonly log?: Logger,
   ) {}
 
   async retrieve(p: Principal, input: RetrieveInput): Promise<RetrievalResult> {
@@ -72,7 +70,6 @@ export class RetrievalService {
         documentMetadata: (ids) => this.store.documents.metaFields(ids),
       },
     );
-    this.log?.info({ timings: result.timings, hits: result.total }, 'retrieval');
     return result;
   }
 

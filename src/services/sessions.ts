@@ -8,6 +8,7 @@ import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
 import { DEFAULT_SESSION_NAME } from '../chat/config.js';
+import type { ListPage } from './paging.js';
 
 export interface CreateSessionInput {
   name?: string;
@@ -21,13 +22,7 @@ export interface UpdateSessionInput {
   reference?: unknown;
 }
 
-export interface ListSessionsInput {
-  page: number;
-  page_size: number;
-  orderby: 'create_time' | 'update_time' | 'name';
-  desc: boolean;
-  id?: string;
-  name?: string;
+export interface ListSessionsInput extends ListPage<'create_time' | 'update_time' | 'name'> {
   user_id?: string;
 }
 

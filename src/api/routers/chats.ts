@@ -1,6 +1,6 @@
 import { route, type RouteContext, type RouteSpec } from '../routes.js';
 import { sendOk } from '../envelope.js';
-import { deleteBody, idParam, pagingQuery } from '../schemas.js';
+import { deleteBody, idParam, listQuery } from '../schemas.js';
 import { badRequest } from '../../errors.js';
 import type { ChatService } from '../../services/chats.js';
 import type { SessionService } from '../../services/sessions.js';
@@ -63,18 +63,13 @@ const chatProperties = {
 const createBody = { type: 'object', additionalProperties: false, required: ['name'], properties: chatProperties };
 const updateBody = { type: 'object', additionalProperties: false, properties: chatProperties };
 
-const listChatsQuery = {
-  type: 'object',
-  properties: {
-    ...pagingQuery.properties,
-    orderby: { enum: ['create_time', 'update_time', 'name'], default: 'create_time' },
-    id: idParam,
-    name: { type: 'string' },
-    keywords: { type: 'string' },
-    owner_ids: { type: 'array', items: { type: 'string' }, maxItems: 100 },
-    parser_id: { type: 'string' },
-  },
-};
+const ORDER_COLUMNS = ['create_time', 'update_time', 'name'];
+
+const listChatsQuery = listQuery(ORDER_COLUMNS, {
+  keywords: { type: 'string' },
+  owner_ids: { type: 'array', items: { type: 'string' }, maxItems: 100 },
+  parser_id: { type: 'string' },
+});
 
 const createSessionBody = {
   type: 'object',
@@ -89,16 +84,7 @@ const updateSessionBody = {
   properties: { name: { type: 'string', maxLength: 255 }, messages: {}, message: {}, reference: {} },
 };
 
-const listSessionsQuery = {
-  type: 'object',
-  properties: {
-    ...pagingQuery.properties,
-    orderby: { enum: ['create_time', 'update_time', 'name'], default: 'create_time' },
-    id: idParam,
-    name: { type: 'string' },
-    user_id: { type: 'string' },
-  },
-};
+const listSessionsQuery = listQuery(ORDER_COLUMNS, { user_id: { type: 'string' } });
 
 /** Keys the completion routes read; any other top-level key is a value for a custom prompt variable. */
 const turnProperties = {

@@ -1,6 +1,6 @@
 import { route, Reply, type RouteSpec } from '../routes.js';
 import { DATASET_CHUNK_METHODS, DATASET_UPDATE_CHUNK_METHODS, type DatasetService } from '../../services/datasets.js';
-import { deleteBody, idParam, pagingQuery } from '../schemas.js';
+import { deleteBody, listQuery } from '../schemas.js';
 
 const parserConfig = { type: ['object', 'null'] };
 
@@ -30,17 +30,10 @@ const updateBody = {
   },
 };
 
-const listQuery = {
-  type: 'object',
-  properties: {
-    ...pagingQuery.properties,
-    orderby: { enum: ['create_time', 'update_time'], default: 'create_time' },
-    id: idParam,
-    name: { type: 'string' },
-    keywords: { type: 'string' },
-    include_parsing_status: { type: 'boolean', default: false },
-  },
-};
+const listDatasetsQuery = listQuery(['create_time', 'update_time'], {
+  keywords: { type: 'string' },
+  include_parsing_status: { type: 'boolean', default: false },
+});
 
 export function datasetRoutes(datasets: DatasetService): RouteSpec[] {
   return [
@@ -49,7 +42,7 @@ export function datasetRoutes(datasets: DatasetService): RouteSpec[] {
       handler: ({ principal, body }) => datasets.create(principal, body),
     }),
     route({
-      method: 'get', path: '/datasets', tag: 'datasets', summary: 'List datasets', query: listQuery,
+      method: 'get', path: '/datasets', tag: 'datasets', summary: 'List datasets', query: listDatasetsQuery,
       handler: async ({ principal, query }) => {
         const { total, datasets: list } = await datasets.list(principal, query);
         return new Reply(list, { total_datasets: total, total });

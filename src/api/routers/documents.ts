@@ -2,26 +2,22 @@ import multer from 'multer';
 import type { NextFunction, Request, Response } from 'express';
 import { route, Reply, type RouteSpec } from '../routes.js';
 import type { DocumentService } from '../../services/documents.js';
-import { deleteBody, idParam, pagingQuery } from '../schemas.js';
+import { deleteBody, listQuery } from '../schemas.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
 import { CHUNK_METHODS } from '../../chunking/index.js';
 import { RUN_STATES } from '../../store/documents.js';
 
-const listQuery = {
-  type: 'object',
-  properties: {
-    ...pagingQuery.properties,
-    orderby: { enum: ['create_time', 'update_time', 'name'] },
-    order_by: { enum: ['create_time', 'update_time', 'name'] },
-    id: idParam,
-    name: { type: 'string' },
-    keywords: { type: 'string' },
-    run: { type: 'array', items: { enum: RUN_STATES } },
-    create_time_from: { type: 'integer', minimum: 0, default: 0 },
-    create_time_to: { type: 'integer', minimum: 0, default: 0 },
-  },
-};
+const ORDER_COLUMNS = ['create_time', 'update_time', 'name'];
+
+/** The spec calls the sort parameter order_by for documents; orderby (the SDK's name) works too. */
+const listDocumentsQuery = listQuery(ORDER_COLUMNS, {
+  order_by: { enum: ORDER_COLUMNS },
+  keywords: { type: 'string' },
+  run: { type: 'array', items: { enum: RUN_STATES } },
+  create_time_from: { type: 'integer', minimum: 0, default: 0 },
+  create_time_to: { type: 'integer', minimum: 0, default: 0 },
+});
 
 const updateBody = {
   type: 'object',
@@ -84,8 +80,8 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
       },
     }),
     route({
-      method: 'get', path: base, tag: 'documents', summary: 'List documents', query: listQuery,
-      handler: ({ principal, params, query }) => documents.list(principal, params.dataset_id, { ...query, orderby: query.orderby ?? query.order_by ?? 'create_time' }),
+      method: 'get', path: base, tag: 'documents', summary: 'List documents', query: listDocumentsQuery,
+      handler: ({ principal, params, query }) => documents.list(principal, params.dataset_id, { ...query, orderby: query.order_by ?? query.orderby }),
     }),
     update('patch'),
     update('put'),
