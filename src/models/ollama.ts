@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ProviderHttpError } from './errors.js';
 import { DEFAULT_TIMEOUTS, joinUrl, requestJson, requestText, streamLines, type Timeouts } from './http.js';
 import { ThinkSplitter, stripThink } from './think.js';
@@ -8,6 +9,8 @@ import {
   type ChatModel,
   type ChatOptions,
   type EmbeddingModel,
+  type TokenUsage,
+  type ToolCall,
 } from './types.js';
 import { l2normalize } from './vector.js';
 
@@ -137,16 +140,70 @@ abstract class OllamaClient {
   }
 }
 
+/** A tool call as Ollama returns it: arguments already parsed into an object; no id on older servers. */
+interface OllamaToolCall {
+  id?: string;
+  function?: { index?: number; name?: string; arguments?: unknown };
+}
+
 interface OllamaChatLine {
-  message?: { content?: string; thinking?: string };
+  message?: { content?: string; thinking?: string; tool_calls?: OllamaToolCall[] };
   done?: boolean;
   error?: string;
+  /** On the final line: tokens of the prompt (absent when all of it was cached) and of the answer. */
+  prompt_eval_count?: number;
+  eval_count?: number;
 }
 
 function ollamaOptions(options: ChatOptions) {
-  const { temperature, top_p, presence_penalty, frequency_penalty, max_tokens } = options;
-  const all = { temperature, top_p, presence_penalty, frequency_penalty, num_predict: max_tokens };
+  const { temperature, top_p, presence_penalty, frequency_penalty, max_tokens, seed } = options;
+  const all = { temperature, top_p, presence_penalty, frequency_penalty, num_predict: max_tokens, seed, stop: options.stop?.length ? options.stop : undefined };
   return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined && v !== null));
+}
+
+function newCallId(): string {
+  return `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+}
+
+/** Ollama decodes arguments into a map: JSON text becomes its object (anything else an empty one). */
+function argumentsObject(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Messages in Ollama's shape: assistant tool calls with object arguments; a tool result names its tool
+ * (`tool_name`, looked up from the call it answers) since Ollama has no call ids.
+ */
+function ollamaMessages(messages: ChatMessage[]): Record<string, unknown>[] {
+  const toolNames = new Map<string, string>();
+  return messages.map((m) => {
+    if (m.role === 'assistant' && m.tool_calls?.length) {
+      for (const c of m.tool_calls) toolNames.set(c.id, c.name);
+      return {
+        role: 'assistant',
+        content: m.content,
+        tool_calls: m.tool_calls.map((c) => ({ function: { name: c.name, arguments: argumentsObject(c.arguments) } })),
+      };
+    }
+    if (m.role === 'tool') {
+      const name = m.tool_call_id === undefined ? undefined : toolNames.get(m.tool_call_id);
+      return { role: 'tool', content: m.content, ...(name ? { tool_name: name } : {}) };
+    }
+    return { role: m.role, content: m.content };
+  });
+}
+
+function toToolCall(c: OllamaToolCall): ToolCall | undefined {
+  const name = c.function?.name;
+  if (!name) return undefined;
+  const args = c.function?.arguments;
+  const text = typeof args === 'string' ? args : args && typeof args === 'object' ? JSON.stringify(args) : '';
+  return { id: c.id || newCallId(), name, arguments: text.trim() ? text : '{}' };
 }
 
 export class OllamaChatModel extends OllamaClient implements ChatModel {
@@ -159,7 +216,21 @@ export class OllamaChatModel extends OllamaClient implements ChatModel {
       provider: PROVIDER,
       model: this.settings.model,
       url: this.server.url('/api/chat'),
-      body: { model: this.settings.model, messages, stream, options: ollamaOptions(options) },
+      body: {
+        model: this.settings.model,
+        messages: ollamaMessages(messages),
+        stream,
+        options: ollamaOptions(options),
+        ...(options.tools?.length
+          ? {
+              tools: options.tools.map(({ name, description, parameters }) => ({
+                type: 'function',
+                function: { name, description, parameters },
+              })),
+            }
+          : {}),
+        ...(options.json_schema ? { format: options.json_schema } : {}),
+      },
       timeouts: this.server.timeouts,
       signal: options.signal,
     };
@@ -168,17 +239,32 @@ export class OllamaChatModel extends OllamaClient implements ChatModel {
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<ChatDelta> {
     await this.ready();
     const splitter = new ThinkSplitter();
+    const calls: ToolCall[] = [];
+    let usage: TokenUsage | undefined;
     for await (const line of streamLines(this.request(messages, options, true))) {
       const msg = parseLine(line);
       if (msg.error) throw new ModelError(`${PROVIDER}: ${msg.error}`, PROVIDER, 500);
       // Thinking-capable models report it apart; others may still inline <think> tags in content.
       if (msg.message?.thinking) yield { kind: 'reasoning', text: msg.message.thinking };
       if (msg.message?.content) yield* splitter.push(msg.message.content);
-      if (msg.done) break;
+      // Ollama sends each parsed call whole, in one or several lines before the last.
+      for (const c of msg.message?.tool_calls ?? []) {
+        const call = toToolCall(c);
+        if (call) calls.push(call);
+      }
+      if (msg.done) {
+        if (msg.prompt_eval_count !== undefined || msg.eval_count !== undefined) {
+          usage = { prompt_tokens: msg.prompt_eval_count ?? 0, completion_tokens: msg.eval_count ?? 0 };
+        }
+        break;
+      }
     }
     yield* splitter.end();
+    if (calls.length) yield { kind: 'tool_calls', text: '', calls };
+    if (usage) yield { kind: 'usage', text: '', usage };
   }
 
+  /** The answer text only: tool calls the model may make are ignored here (use stream() for them). */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     await this.ready();
     const res = await requestJson<OllamaChatLine>(this.request(messages, options, false));

@@ -173,6 +173,7 @@ export class ConversationService {
           yield { type: 'reasoning', delta: d.text, text: reasoning };
           continue;
         }
+        if (d.kind !== 'answer') continue; // tool_calls (no tools are offered here) and usage
         const visible = citations ? citations.push(d.text) : d.text;
         if (!visible) continue;
         answer += visible;

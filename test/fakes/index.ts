@@ -6,6 +6,9 @@
  *   createModel({ factory: 'Ollama', model_name: 'llama3.2', model_type: 'chat', base_url: fakes.ollama.url });
  *   createModel({ factory: 'Xinference', model_name: 'm', model_type: 'rerank', base_url: fakes.xinference.url });
  *   ...
+ *   // Tool calls: a script answers with `tool_calls`; each fake sends them in its own protocol.
+ *   fakes.openai.behaviour.answer = toolRoundTrip('search', (q) => ({ query: q }), (result) => `Found: ${result}`);
+ *   fakes.openai.requests.at(-1)!.body.tools;   // every request body is recorded; fakes.openai.clear() forgets them
  *   await fakes.close();
  */
 import { startFakeOllama, type FakeOllamaOptions } from './ollama.js';

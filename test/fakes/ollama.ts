@@ -1,13 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import { sendJson, startServer, type FakeServer, type Route } from './server.js';
 import {
+  callIds,
   countTokens,
   fakeEmbedding,
   playTokens,
   replyDelay,
   scriptedTokens,
   sleep,
+  parseArguments,
+  planToolCalls,
   type FakeBehaviour,
+  type FakeChatRequest,
   type FakeMessage,
 } from './script.js';
 
@@ -30,12 +34,42 @@ export interface FakeOllamaOptions extends Partial<FakeBehaviour> {
   models?: FakeOllamaModel[];
 }
 
+function toFakeMessage(m: any): FakeMessage {
+  const out: FakeMessage = { role: String(m?.role), content: String(m?.content ?? '') };
+  if (Array.isArray(m?.tool_calls) && m.tool_calls.length) {
+    out.tool_calls = m.tool_calls.map((c: any) => ({
+      id: String(c?.id ?? ''),
+      name: String(c?.function?.name ?? ''),
+      arguments: parseArguments(c?.function?.arguments),
+    }));
+  }
+  if (m?.tool_name !== undefined) out.tool_name = String(m.tool_name);
+  if (m?.tool_call_id !== undefined) out.tool_call_id = String(m.tool_call_id);
+  return out;
+}
+
+/** Ollama decodes tool-call arguments into a map: a JSON string there is a 400, as on the real server. */
+function invalidMessages(messages: unknown): string | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  for (const m of messages) {
+    for (const c of Array.isArray(m?.tool_calls) ? m.tool_calls : []) {
+      const args = c?.function?.arguments;
+      if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+        return `json: cannot unmarshal ${Array.isArray(args) ? 'array' : typeof args} into Go struct field ToolCallFunction.messages.tool_calls.function.arguments of type api.ToolCallFunctionArguments`;
+      }
+    }
+  }
+  return undefined;
+}
+
 const withTag = (name: string) => (/:[^/]*$/.test(name) ? name : `${name}:latest`);
 
 function routes(models: FakeOllamaModel[]): Record<string, Route> {
   const find = (name: unknown) => models.find((m) => typeof name === 'string' && withTag(m.name) === withTag(name));
   const notFound = (res: ServerResponse, name: unknown) =>
     sendJson(res, 404, { error: `model "${String(name)}" not found, try pulling it first` });
+
+  const nextCallId = callIds();
 
   const chat: Route = async (ex) => {
     const { res, body, behaviour } = ex;
@@ -44,18 +78,33 @@ function routes(models: FakeOllamaModel[]): Record<string, Route> {
     if (!model.capabilities.includes('completion')) {
       return sendJson(res, 400, { error: `"${body.model}" does not support chat` });
     }
-    const messages: FakeMessage[] = (body.messages ?? []).map((m: any) => ({ role: m.role, content: String(m.content ?? '') }));
-    const tokens = scriptedTokens(behaviour.answer(messages, body.model), behaviour.reasoningStyle);
-    const stats = { prompt_eval_count: countTokens(messages.map((m) => m.content)), eval_count: tokens.length };
+    const hasTools = Array.isArray(body.tools) && body.tools.length > 0;
+    if (hasTools && !model.capabilities.includes('tools')) {
+      return sendJson(res, 400, { error: `registry.ollama.ai/library/${body.model} does not support tools` });
+    }
+    const invalid = invalidMessages(body.messages);
+    if (invalid) return sendJson(res, 400, { error: invalid });
+    const messages: FakeMessage[] = (body.messages ?? []).map(toFakeMessage);
+    const request: FakeChatRequest = {
+      tools: hasTools ? body.tools.map((t: any) => t.function) : [],
+      json_schema: body.format && typeof body.format === 'object' ? body.format : undefined,
+      body,
+    };
+    const scripted = behaviour.answer(messages, body.model, request);
+    const tokens = scriptedTokens(scripted, behaviour.reasoningStyle);
+    // Ollama parses the model's tool calls itself and sends arguments as objects; it has no call ids.
+    const calls = planToolCalls(scripted, nextCallId).map((c, index) => ({ function: { index, name: c.name, arguments: c.arguments ?? {} } }));
+    const evalCount = tokens.length + calls.reduce((n, c) => n + 1 + countTokens([JSON.stringify(c.function.arguments)]), 0);
+    const stats = { prompt_eval_count: countTokens(messages.map((m) => m.content)), eval_count: evalCount };
     const base = () => ({ model: body.model, created_at: new Date().toISOString() });
 
     if (body.stream === false) {
-      await sleep(replyDelay(tokens.length, behaviour));
+      await sleep(replyDelay(evalCount, behaviour));
       const content = tokens.filter((t) => t.kind === 'answer').map((t) => t.text).join('');
       const thinking = tokens.filter((t) => t.kind === 'reasoning').map((t) => t.text).join('');
       return sendJson(res, 200, {
         ...base(),
-        message: { role: 'assistant', content, ...(thinking ? { thinking } : {}) },
+        message: { role: 'assistant', content, ...(thinking ? { thinking } : {}), ...(calls.length ? { tool_calls: calls } : {}) },
         done: true,
         done_reason: 'stop',
         ...stats,
@@ -68,6 +117,12 @@ function routes(models: FakeOllamaModel[]): Record<string, Route> {
       const message = t.kind === 'reasoning' ? { role: 'assistant', content: '', thinking: t.text } : { role: 'assistant', content: t.text };
       res.write(`${JSON.stringify({ ...base(), message, done: false })}\n`);
     });
+    // Each parsed call arrives whole, on its own line.
+    for (const [i, call] of calls.entries()) {
+      if (i > 0 && behaviour.tokenDelayMs > 0) await sleep(behaviour.tokenDelayMs);
+      if (ex.closed()) return;
+      res.write(`${JSON.stringify({ ...base(), message: { role: 'assistant', content: '', tool_calls: [call] }, done: false })}\n`);
+    }
     if (ex.closed()) return;
     res.end(`${JSON.stringify({ ...base(), message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', ...stats })}\n`);
   };
@@ -122,7 +177,8 @@ function routes(models: FakeOllamaModel[]): Record<string, Route> {
 
 /**
  * A scripted Ollama server (kind A): `GET /` ("Ollama is running"), `/api/tags`, `/api/show`
- * (capabilities), `/api/chat` (NDJSON streaming, `message.thinking`) and `/api/embed`.
+ * (capabilities), `/api/chat` (NDJSON streaming, `message.thinking`, scripted `message.tool_calls` with
+ * object arguments; `tools` refused for models without the 'tools' capability) and `/api/embed`.
  * Its `url` is the `{model_server_url}` a client is given.
  */
 export function startFakeOllama(options: FakeOllamaOptions = {}): Promise<FakeServer> {

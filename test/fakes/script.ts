@@ -1,23 +1,59 @@
 /**
  * Deterministic behaviour shared by the fake model servers, so tests can predict exact outputs:
- * - chat: an AnswerScript maps the request messages to {reasoning?, answer}; the default `echoAnswer`
- *   answers `Echo: <last user message>`; streamed "tokens" are whitespace-delimited words (`splitTokens`);
+ * - chat: an AnswerScript maps the request messages to {reasoning?, answer, tool_calls?}; the default
+ *   `echoAnswer` answers `Echo: <last user message>`; streamed "tokens" are whitespace-delimited words
+ *   (`splitTokens`); scripted tool calls are sent in the provider's own tool-call format;
  * - embeddings: `fakeEmbedding` = hashed bag of words, L2-normalised (texts sharing words are similar);
  * - rerank: `overlapScore` = share of the query's distinct words found in the document (0..1).
  */
 
+/** A tool call as a script sees it in the conversation (arguments parsed from the wire). */
+export interface FakeToolCall {
+  /** The call id (OpenAI `tool_calls[].id`; Ollama sends none, then ''). */
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** A request message, normalised across the provider protocols. */
 export interface FakeMessage {
   role: string;
   content: string;
+  /** On an assistant message: the tool calls it made. */
+  tool_calls?: FakeToolCall[];
+  /** On a tool message (OpenAI): the call it answers. */
+  tool_call_id?: string;
+  /** On a tool message (Ollama): the tool's name. */
+  tool_name?: string;
+}
+
+export interface ScriptedToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Call id sent to the client (OpenAI); default `call_<n>`, n counting per fake server. */
+  id?: string;
 }
 
 export interface ScriptedAnswer {
   /** Streamed first, as the provider's reasoning field or inside <think> tags (see reasoningStyle). */
   reasoning?: string;
+  /** Answer text; may be empty when the answer is only tool calls. */
   answer: string;
+  /** When present, the model calls these tools (after any answer text), finish_reason `tool_calls`. */
+  tool_calls?: ScriptedToolCall[];
 }
 
-export type AnswerScript = (messages: FakeMessage[], model: string) => ScriptedAnswer;
+/** What a chat request asked for besides its messages, normalised across the provider protocols. */
+export interface FakeChatRequest {
+  /** The functions offered (OpenAI `tools[].function`, Ollama `tools[].function`). */
+  tools: { name: string; description?: string; parameters?: unknown }[];
+  /** The JSON schema requested (OpenAI `response_format.json_schema.schema`, Ollama `format` object). */
+  json_schema?: unknown;
+  /** The raw request body. */
+  body: any;
+}
+
+export type AnswerScript = (messages: FakeMessage[], model: string, request?: FakeChatRequest) => ScriptedAnswer;
 
 export interface FakeFailure {
   /** HTTP status to answer with. */
@@ -52,6 +88,31 @@ export const echoAnswer: AnswerScript = (messages) => ({ answer: `Echo: ${lastUs
 
 export function fixedAnswer(answer: string, reasoning?: string): AnswerScript {
   return () => ({ answer, reasoning });
+}
+
+/** The content of the last tool message, or undefined when the conversation has no tool result. */
+export function lastToolResult(messages: FakeMessage[]): string | undefined {
+  return [...messages].reverse().find((m) => m.role === 'tool')?.content;
+}
+
+/**
+ * The usual agent round trip: while no tool result follows the last user message, call `name` with
+ * `args` (or `args(question)`); once a tool result is there, answer `answer(result, question)`.
+ *
+ *   fake.behaviour.answer = toolRoundTrip('search', (q) => ({ query: q }), (result) => `Found: ${result}`);
+ */
+export function toolRoundTrip(
+  name: string,
+  args: Record<string, unknown> | ((question: string) => Record<string, unknown>),
+  answer: (result: string, question: string) => string,
+): AnswerScript {
+  return (messages) => {
+    const question = lastUserMessage(messages);
+    const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+    const result = messages.slice(lastUser + 1).reverse().find((m) => m.role === 'tool');
+    if (result) return { answer: answer(result.content, question) };
+    return { answer: '', tool_calls: [{ name, arguments: typeof args === 'function' ? args(question) : args }] };
+  };
 }
 
 /** An answer of exactly `n` tokens (`tok0 tok1 ...`), e.g. for streaming benchmarks. */
@@ -142,6 +203,49 @@ export async function playTokens(
     if (closed()) return;
     if (i > 0 && behaviour.tokenDelayMs > 0) await sleep(behaviour.tokenDelayMs);
     emit(tokens[i]!);
+  }
+}
+
+/** A scripted tool call with its id settled and its arguments as the JSON text the model "produced". */
+export interface PlannedToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  json: string;
+}
+
+/** Gives each scripted call an id (`call_<n>` from `nextId` unless the script chose one). */
+export function planToolCalls(scripted: ScriptedAnswer, nextId: () => string): PlannedToolCall[] {
+  return (scripted.tool_calls ?? []).map((c) => ({
+    id: c.id ?? nextId(),
+    name: c.name,
+    arguments: c.arguments,
+    json: JSON.stringify(c.arguments ?? {}),
+  }));
+}
+
+/** Cuts a call's JSON arguments into pieces of at most `size` characters, as providers stream them. */
+export function argumentPieces(json: string, size = 8): string[] {
+  const pieces: string[] = [];
+  for (let i = 0; i < json.length; i += size) pieces.push(json.slice(i, i + size));
+  return pieces;
+}
+
+/** A counter of call ids, one per fake server: `call_1`, `call_2`, ... */
+export function callIds(): () => string {
+  let n = 0;
+  return () => `call_${++n}`;
+}
+
+/** Parses wire arguments (JSON text or an object) for a script; invalid JSON is kept as `{_raw: text}`. */
+export function parseArguments(value: unknown): Record<string, unknown> {
+  if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  if (typeof value !== 'string' || !value.trim()) return {};
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw: value };
+  } catch {
+    return { _raw: value };
   }
 }
 

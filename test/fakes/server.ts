@@ -13,10 +13,14 @@ export interface RecordedRequest {
 export interface FakeServer {
   /** Server root, e.g. `http://127.0.0.1:40123` (no trailing slash). */
   url: string;
-  /** Every request received, in order. */
+  /** Every request received, in order (bodies parsed), so tests can assert what a client sent. */
   requests: RecordedRequest[];
+  /** Forgets the recorded requests (the same array is emptied). */
+  clear(): void;
   /** The scripted behaviour; change it between calls to script answers, delays or failures. */
   behaviour: FakeBehaviour;
+  /** Requests being answered right now (a stream counts until the client leaves or it ends). */
+  readonly open: number;
   close(): Promise<void>;
 }
 
@@ -58,14 +62,23 @@ async function readBody(req: IncomingMessage): Promise<any> {
 /** Starts a scripted HTTP server on 127.0.0.1 (random port) answering `routes` (keys: `METHOD /path`). */
 export async function startServer(style: ServerStyle, behaviour: Partial<FakeBehaviour> = {}): Promise<FakeServer> {
   const requests: RecordedRequest[] = [];
+  let open = 0;
   const state: FakeServer = {
     url: '',
     requests,
+    get open() {
+      return open;
+    },
+    clear: () => {
+      requests.length = 0;
+    },
     behaviour: { ...DEFAULT_BEHAVIOUR, ...behaviour, failure: behaviour.failure && { ...behaviour.failure } },
     close: async () => {},
   };
 
   const server = createServer(async (req, res) => {
+    open++;
+    res.once('close', () => open--);
     try {
       const path = new URL(req.url ?? '/', 'http://fake').pathname;
       const body = await readBody(req);

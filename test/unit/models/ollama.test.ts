@@ -61,6 +61,25 @@ describe('models/ollama against the fake Ollama server', () => {
     assert.equal(joined(deltas, 'answer'), 'Yes.');
   });
 
+  it('json_schema is sent as format, stop and seed as options', async () => {
+    const schema = { type: 'object', properties: { ok: { type: 'boolean' } } };
+    fake.behaviour.answer = fixedAnswer('{"ok":true}');
+    const options = { json_schema: schema, stop: ['END'], seed: 7, temperature: 0 };
+    assert.equal(joined(await collect(chat().stream([{ role: 'user', content: 'ok?' }], options)), 'answer'), '{"ok":true}');
+    assert.equal(await chat().complete([{ role: 'user', content: 'ok?' }], options), '{"ok":true}');
+    for (const { body } of fake.requests.filter((r) => r.path === '/api/chat')) {
+      assert.deepEqual(body.format, schema);
+      assert.deepEqual(body.options, { temperature: 0, seed: 7, stop: ['END'] });
+      assert.ok(!('tools' in body), 'no tools key without tools');
+    }
+  });
+
+  it('usage comes from prompt_eval_count and eval_count on the final line, as the last delta', async () => {
+    fake.behaviour.answer = fixedAnswer('one two three four');
+    const deltas = await collect(chat().stream([{ role: 'user', content: 'count to four' }]));
+    assert.deepEqual(deltas.at(-1), { kind: 'usage', text: '', usage: { prompt_tokens: 3, completion_tokens: 4 } });
+  });
+
   it('complete() uses stream:false and drops thinking', async () => {
     fake.behaviour.answer = fixedAnswer('Final.', 'secret thoughts');
     assert.equal(await chat('qwen3:8b').complete([{ role: 'user', content: 'x' }]), 'Final.');

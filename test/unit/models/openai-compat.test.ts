@@ -65,6 +65,47 @@ describe('models/openai-compat against the fake OpenAI server', () => {
     assert.equal(await chat().complete([{ role: 'user', content: 'x' }]), 'Done.');
   });
 
+  it('json_schema is requested as response_format json_schema named "output", not strict', async () => {
+    const schema = { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] };
+    fake.behaviour.answer = fixedAnswer('{"title":"Cairns"}');
+    const deltas = await collect(chat().stream([{ role: 'user', content: 'Title?' }], { json_schema: schema }));
+    assert.deepEqual(JSON.parse(joined(deltas, 'answer')), { title: 'Cairns' });
+    assert.deepEqual(fake.requests.at(-1)!.body.response_format, { type: 'json_schema', json_schema: { name: 'output', schema, strict: false } });
+    await chat().complete([{ role: 'user', content: 'Title?' }], { json_schema: schema });
+    assert.deepEqual(fake.requests.at(-1)!.body.response_format.json_schema.schema, schema, 'complete() sends it too');
+  });
+
+  it('stop, seed and chat_template_kwargs go into the body; options not given are not sent', async () => {
+    const options = { stop: ['\n\n', 'END'], seed: 42, chat_template_kwargs: { enable_thinking: false } };
+    await collect(chat().stream([{ role: 'user', content: 'x' }], options));
+    await chat().complete([{ role: 'user', content: 'x' }], options);
+    for (const { body } of fake.requests) {
+      assert.deepEqual(body.stop, ['\n\n', 'END']);
+      assert.equal(body.seed, 42);
+      assert.deepEqual(body.chat_template_kwargs, { enable_thinking: false });
+    }
+    fake.clear();
+    await collect(chat().stream([{ role: 'user', content: 'x' }], { stop: [], chat_template_kwargs: {} }));
+    const sent = Object.keys(fake.requests[0]!.body).sort();
+    assert.deepEqual(sent, ['messages', 'model', 'stream', 'stream_options']);
+  });
+
+  it('a stream asks for usage and ends with a usage delta carrying the provider\'s counts', async () => {
+    fake.behaviour.answer = fixedAnswer('one two three');
+    const deltas = await collect(chat().stream([{ role: 'user', content: 'count to three' }]));
+    assert.deepEqual(fake.requests.at(-1)!.body.stream_options, { include_usage: true });
+    assert.deepEqual(deltas.at(-1), { kind: 'usage', text: '', usage: { prompt_tokens: 3, completion_tokens: 3 } });
+    assert.equal(deltas.filter((d) => d.kind === 'usage').length, 1);
+  });
+
+  it('a server that refuses stream_options is asked again without it (and no usage is reported)', async () => {
+    fake.behaviour.failure = { status: 400, message: "Unrecognized request argument supplied: stream_options", times: 1 };
+    const deltas = await collect(chat().stream([{ role: 'user', content: 'hi' }]));
+    assert.equal(joined(deltas, 'answer'), 'Echo: hi');
+    assert.ok(!deltas.some((d) => d.kind === 'usage'));
+    assert.deepEqual(fake.requests.map((r) => 'stream_options' in r.body), [true, false]);
+  });
+
   it('accepts a base URL without /v1', async () => {
     assert.equal(await chat(fake.url).complete([{ role: 'user', content: 'hi' }]), 'Echo: hi');
   });
