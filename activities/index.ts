@@ -1,6 +1,7 @@
 import type { ActivityDeps } from './deps.js';
 import { datasetActivities } from './datasets.js';
 import { parseActivities } from './parse.js';
+import { agentActivities } from './agents.js';
 
 export type { ActivityDeps } from './deps.js';
 
@@ -9,6 +10,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...datasetActivities(deps),
     ...parseActivities(deps),
+    ...agentActivities(deps),
   };
 }
 

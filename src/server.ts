@@ -13,7 +13,7 @@ import { loadOrCreateSecret } from './secrets.js';
 import { ensureAdmin } from './bootstrap.js';
 import { startDevServer, type DevServer } from './engine/dev-server.js';
 import { WorkflowClient } from './engine/workflow-client.js';
-import { startWorker, type RunningWorker } from './engine/worker.js';
+import { startWorkers, type RunningWorker } from './engine/worker.js';
 import { createActivities } from '../activities/index.js';
 import { createHttpApp } from './api/app.js';
 import { systemRoutes } from './api/routers/system.js';
@@ -32,6 +32,9 @@ import { SessionService } from './services/sessions.js';
 import { ConversationService } from './services/conversations.js';
 import type { RouteSpec } from './api/routes.js';
 import { withMcp } from './mcp/http-transport.js';
+import { AgentService } from './services/agents.js';
+import { AgentSessionService } from './services/agent-sessions.js';
+import { agentRoutes } from './api/routers/agents.js';
 
 export interface Cairn {
   url: string;
@@ -79,7 +82,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     cleanups.push(() => workflows.close());
 
     if (config.embeddedWorker) {
-      const worker: RunningWorker = await startWorker({
+      const worker: RunningWorker = await startWorkers({
         address: temporalAddress,
         namespace: config.temporalNamespace,
         taskQueue: config.taskQueue,
@@ -99,6 +102,12 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     const chats = new ChatService(store, datasets, providers);
     const sessions = new SessionService(store, chats);
     const conversations = new ConversationService(store, chats, sessions, providers, deps.models, retrieval, log);
+    const agents = new AgentService(store);
+    const agentSessions = new AgentSessionService(store, agents, workflows, deps.events);
+    // Event logs of finished runs are read within seconds; an hour is plenty for a slow reader.
+    const purge = setInterval(() => void deps.events.purgeOlderThan(60 * 60 * 1000).catch(() => undefined), 10 * 60 * 1000);
+    purge.unref();
+    cleanups.push(async () => clearInterval(purge));
 
     const routes: RouteSpec[] = [];
     routes.push(
@@ -118,6 +127,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...providerRoutes(providers),
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations, auth),
+      ...agentRoutes(agents, agentSessions),
     );
     const app = createHttpApp(routes, auth, log, config.jsonLimit);
     const server = http.createServer(withMcp(app, { auth, services: { datasets, chats, retrieval }, log, jsonLimit: config.jsonLimit }));

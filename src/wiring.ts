@@ -6,6 +6,7 @@ import { FsBlobStore } from './blobs/fs-blob-store.js';
 import { SqliteChunkIndex } from './index/sqlite-index.js';
 import { ProviderService } from './services/providers.js';
 import { ModelClients } from './services/model-clients.js';
+import { SqliteRunEvents } from './events/sqlite-run-events.js';
 import type { ActivityDeps } from '../activities/deps.js';
 
 /** The one place that picks concrete implementations of the ports from configuration. */
@@ -16,5 +17,6 @@ export function buildActivityDeps(config: Config, db: MetaDb): ActivityDeps {
     index: new SqliteChunkIndex(db.sqlite),
     blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')),
     models: new ModelClients(new ProviderService(store)),
+    events: new SqliteRunEvents(db.sqlite),
   };
 }

@@ -1,2 +1,3 @@
 export { deleteDatasets } from './delete-datasets.js';
 export { parseDocument } from './parse-document.js';
+export { agentRun } from './agent-run.js';

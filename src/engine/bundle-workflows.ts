@@ -18,13 +18,20 @@ export async function writeWorkflowBundle(rootDir: string): Promise<string> {
   return out;
 }
 
-/** True when the bundle is missing or older than any workflow source file. */
+/** Folders whose files go into the bundle: the workflows and the pure modules they import. */
+export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events'];
+
+function sourceFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+/** True when the bundle is missing or older than any file it may contain. */
 export function bundleIsStale(rootDir: string): boolean {
   const out = workflowBundlePath(rootDir);
   if (!fs.existsSync(out)) return true;
   const built = fs.statSync(out).mtimeMs;
-  const dir = path.join(rootDir, 'workflows');
-  return fs.readdirSync(dir).some((f) => fs.statSync(path.join(dir, f)).mtimeMs > built);
+  return WORKFLOW_SOURCE_DIRS.flatMap((d) => sourceFiles(path.join(rootDir, d))).some((f) => fs.statSync(f).mtimeMs > built);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,4 +1,5 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { agentTaskQueue } from './task-queues.js';
 import { bundleIsStale, workflowBundlePath, writeWorkflowBundle } from './bundle-workflows.js';
 
 export interface RunningWorker {
@@ -26,6 +27,8 @@ export async function startWorker(opts: {
   rootDir: string;
   activities: object;
   maxConcurrentActivities?: number;
+  /** Upper bound between heartbeats sent to the server (cancellation arrives with their answers). */
+  maxHeartbeatThrottleInterval?: string;
   onFatal?: (err: unknown) => void;
 }): Promise<RunningWorker> {
   installRuntimeOnce();
@@ -41,6 +44,7 @@ export async function startWorker(opts: {
     // Parse steps are CPU-bound on a few threads: more concurrent activities only queue inside them and
     // starve the short steps (chunk, index, bookkeeping) of slots.
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 16,
+    ...(opts.maxHeartbeatThrottleInterval ? { maxHeartbeatThrottleInterval: opts.maxHeartbeatThrottleInterval as '1s' } : {}),
   });
   const running = worker.run().catch((err) => opts.onFatal?.(err));
   return {
@@ -48,6 +52,23 @@ export async function startWorker(opts: {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
+    },
+  };
+}
+
+/**
+ * The worker roles of a Cairn process: parsing and other long work on the main queue, agent runs on
+ * their own queue (heartbeats at least every 300 ms, so a stop reaches a model stream at once).
+ */
+export async function startWorkers(opts: Parameters<typeof startWorker>[0]): Promise<RunningWorker> {
+  const main = await startWorker(opts);
+  const agents = await startWorker({ ...opts, taskQueue: agentTaskQueue(opts.taskQueue), maxConcurrentActivities: 64, maxHeartbeatThrottleInterval: '300 milliseconds' }).catch(async (err) => {
+    await main.stop();
+    throw err;
+  });
+  return {
+    async stop() {
+      await Promise.all([main.stop(), agents.stop()]);
     },
   };
 }

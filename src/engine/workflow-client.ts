@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { WORKFLOWS, workflowIds } from './task-queues.js';
+import { WORKFLOWS, agentTaskQueue, workflowIds } from './task-queues.js';
+import type { AgentRunInput } from '../agents/run-types.js';
 import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl } from '../services/documents.js';
 
@@ -32,6 +33,46 @@ export class WorkflowClient implements DatasetCleanup, ParseControl {
       await this.client.workflow.getHandle(workflowIds.parseDocument(documentId, runSeq)).cancel();
     } catch (err) {
       if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+    }
+  }
+
+  /** Starts a turn of an agent session; false when a turn of that session is still running. */
+  async startAgentRun(input: AgentRunInput): Promise<boolean> {
+    try {
+      await this.client.workflow.start(WORKFLOWS.agentRun, {
+        taskQueue: agentTaskQueue(this.taskQueue),
+        workflowId: workflowIds.agentRun(input.agentId, input.sessionId),
+        args: [input],
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw err;
+    }
+  }
+
+  /** Cancels the session's running turn; false when none is running. */
+  async cancelAgentRun(agentId: string, sessionId: string): Promise<boolean> {
+    const handle = this.client.workflow.getHandle(workflowIds.agentRun(agentId, sessionId));
+    try {
+      const { status } = await handle.describe();
+      if (status.name !== 'RUNNING') return false;
+      await handle.cancel();
+      return true;
+    } catch (err) {
+      if ((err as Error).name === 'WorkflowNotFoundError') return false;
+      throw err;
+    }
+  }
+
+  /** Whether the session's latest turn workflow is still open (for readers waiting on its events). */
+  async agentRunOpen(agentId: string, sessionId: string): Promise<boolean> {
+    try {
+      const { status } = await this.client.workflow.getHandle(workflowIds.agentRun(agentId, sessionId)).describe();
+      return status.name === 'RUNNING';
+    } catch (err) {
+      if ((err as Error).name === 'WorkflowNotFoundError') return false;
+      throw err;
     }
   }
 

@@ -6,6 +6,7 @@ import { DocumentRepo } from './documents.js';
 import { ProviderRepo } from './providers.js';
 import { ChatRepo } from './chats.js';
 import { SessionRepo } from './sessions.js';
+import { AgentRepo, AgentSessionRepo } from './agents.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -16,6 +17,8 @@ export class MetaStore {
   readonly providers: ProviderRepo;
   readonly chats: ChatRepo;
   readonly sessions: SessionRepo;
+  readonly agents: AgentRepo;
+  readonly agentSessions: AgentSessionRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -25,6 +28,8 @@ export class MetaStore {
     this.providers = new ProviderRepo(db.kysely);
     this.chats = new ChatRepo(db.kysely);
     this.sessions = new SessionRepo(db.kysely);
+    this.agents = new AgentRepo(db.kysely);
+    this.agentSessions = new AgentSessionRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

@@ -160,6 +160,62 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('chat_sessions_chat').on('chat_sessions').columns(['chat_id', 'create_time']).execute();
     },
   },
+  '0004_agents': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('agents')
+        .addColumn('id', 'varchar(32)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(32)', (c) => c.notNull())
+        .addColumn('created_by', 'varchar(32)', (c) => c.notNull())
+        .addColumn('title', 'varchar(255)', (c) => c.notNull())
+        .addColumn('title_key', 'varchar(255)', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('avatar', 'text')
+        .addColumn('permission', 'varchar(8)', (c) => c.notNull())
+        .addColumn('canvas_type', 'varchar(64)')
+        .addColumn('canvas_category', 'varchar(32)', (c) => c.notNull())
+        .addColumn('dsl', 'text', (c) => c.notNull())
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .addColumn('update_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('agents_tenant_title').on('agents').columns(['tenant_id', 'title_key']).unique().execute();
+      await db.schema
+        .createTable('agent_versions')
+        .addColumn('id', 'varchar(32)', (c) => c.primaryKey())
+        .addColumn('agent_id', 'varchar(32)', (c) => c.notNull().references('agents.id').onDelete('cascade'))
+        .addColumn('title', 'varchar(255)', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('dsl', 'text', (c) => c.notNull())
+        .addColumn('release', 'integer', (c) => c.notNull())
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('agent_versions_agent').on('agent_versions').columns(['agent_id', 'create_time']).execute();
+      await db.schema
+        .createTable('agent_sessions')
+        .addColumn('id', 'varchar(32)', (c) => c.primaryKey())
+        .addColumn('agent_id', 'varchar(32)', (c) => c.notNull().references('agents.id').onDelete('cascade'))
+        .addColumn('tenant_id', 'varchar(32)', (c) => c.notNull())
+        .addColumn('user_id', 'varchar(255)', (c) => c.notNull().defaultTo(''))
+        .addColumn('name', 'varchar(255)', (c) => c.notNull())
+        .addColumn('source', 'varchar(16)', (c) => c.notNull())
+        .addColumn('messages', 'text', (c) => c.notNull())
+        .addColumn('reference', 'text', (c) => c.notNull())
+        .addColumn('dsl', 'text', (c) => c.notNull())
+        .addColumn('version_title', 'varchar(255)')
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .addColumn('update_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('agent_sessions_agent').on('agent_sessions').columns(['agent_id', 'update_time']).execute();
+      await db.schema
+        .createTable('run_events')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('run_key', 'varchar(64)', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('run_events_run').on('run_events').columns(['run_key', 'seq']).execute();
+    },
+  },
 };
 
 class InCodeProvider implements MigrationProvider {

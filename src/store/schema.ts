@@ -150,7 +150,68 @@ export interface ChatSessionsTable {
   update_time: number;
 }
 
+export interface AgentsTable {
+  id: string;
+  tenant_id: string;
+  created_by: string;
+  title: string;
+  /** Lower-cased title: titles are unique per tenant case-insensitively. */
+  title_key: string;
+  description: string | null;
+  avatar: string | null;
+  permission: 'me' | 'team';
+  canvas_type: string | null;
+  canvas_category: string;
+  /** JSON: the canvas DSL (the editable draft). */
+  dsl: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** Saved versions of an agent's DSL; `release` 1 = published. */
+export interface AgentVersionsTable {
+  id: string;
+  agent_id: string;
+  title: string;
+  description: string | null;
+  dsl: string;
+  release: number;
+  create_time: number;
+}
+
+export interface AgentSessionsTable {
+  id: string;
+  agent_id: string;
+  /** The tenant of the caller that created the session. */
+  tenant_id: string;
+  user_id: string;
+  name: string;
+  /** 'agent' (created with POST /agents/{id}/sessions) or 'workflow' (created by a completion call). */
+  source: 'agent' | 'workflow';
+  /** JSON list of stored messages. */
+  messages: string;
+  /** JSON list: one reference bucket per assistant turn. */
+  reference: string;
+  /** JSON: the canvas with its run state (history, path, outputs), what the next turn starts from. */
+  dsl: string;
+  version_title: string | null;
+  create_time: number;
+  update_time: number;
+}
+
+/** Events of agent runs on their way from the worker to the API process streaming them. */
+export interface RunEventsTable {
+  seq: Generated<number>;
+  run_key: string;
+  body: string;
+  create_time: number;
+}
+
 export interface Database {
+  agents: AgentsTable;
+  agent_versions: AgentVersionsTable;
+  agent_sessions: AgentSessionsTable;
+  run_events: RunEventsTable;
   provider_instances: ProviderInstancesTable;
   provider_models: ProviderModelsTable;
   tenant_defaults: TenantDefaultsTable;

@@ -1,0 +1,160 @@
+import { CancelledFailure, Context } from '@temporalio/activity';
+import type { ActivityDeps } from './deps.js';
+import { DatasetService } from '../src/services/datasets.js';
+import { RetrievalService } from '../src/services/retrieval.js';
+import type { ActivityInput, ComponentCall, ComponentResult, RunIds, RunRequest, TurnOutcome } from '../src/agents/run-types.js';
+import { runModelCall, type ModelRunDeps } from '../src/agents/io/model-runner.js';
+import { runRetrieval } from '../src/agents/io/retrieval-tool.js';
+import { DeltaPublisher } from '../src/agents/io/delta-publisher.js';
+import { pickCategory } from '../src/agents/components/pure.js';
+import { recordTurn } from '../src/agents/io/session-turns.js';
+import { RUN_END, type RunEvent } from '../src/events/types.js';
+
+type Call<K extends ComponentCall['kind']> = Extract<ComponentCall, { kind: K }>;
+
+/**
+ * The I/O components of agent runs. Each runs its component's retries and timeout itself and returns
+ * the failure as a result (a component's error is the canvas's to handle); Temporal retries an
+ * activity only when its worker died or stopped heartbeating.
+ */
+export function agentActivities(deps: ActivityDeps) {
+  const { store, models, events } = deps;
+  const unavailable = async () => Promise.reject(new Error('not available inside agent runs'));
+  const noCleanup = { startDeleteDatasets: unavailable, cancelParse: unavailable };
+  const retrieval = new RetrievalService(store, new DatasetService(store, models.providers, noCleanup), deps.index, models);
+  const modelDeps = (tenantId: string): ModelRunDeps => ({
+    chat: (llmId) => models.chat(tenantId, llmId),
+    retrieve: (query, params) => runRetrieval(retrieval, tenantId, query, params),
+  });
+
+  return {
+    agentLLM: (input: ActivityInput) => component(input, (signal, publisher) => modelComponent(input, input.call as Call<'LLM'>, signal, publisher)),
+    agentAgent: (input: ActivityInput) => component(input, (signal, publisher) => modelComponent(input, input.call as Call<'Agent'>, signal, publisher)),
+
+    agentRetrieval: (input: ActivityInput) =>
+      component(input, async () => {
+        const call = input.call as Call<'Retrieval'>;
+        const out = await runRetrieval(retrieval, input.tenantId, call.query, call.params);
+        return { outputs: { formalized_content: out.formalized_content, json: out.json }, reference: out.reference };
+      }),
+
+    agentCategorize: (input: ActivityInput) =>
+      component(input, async (signal) => {
+        const call = input.call as Call<'Categorize'>;
+        const result = await runModelCall({ kind: 'LLM', id: call.id, messages: call.messages, settings: call.settings }, modelDeps(input.tenantId), { signal });
+        return { outputs: pickCategory(String(result.outputs.content ?? ''), { category_description: call.categories }), usage: result.usage };
+      }),
+
+    /** A Message that shows the content of LLM/Agent producers: runs them and streams their tokens as they come. */
+    agentMessage: (input: ActivityInput) =>
+      component(input, async (signal, publisher) => {
+        const call = input.call as Call<'Message'>;
+        const producers: NonNullable<ComponentResult['producers']> = {};
+        let content = '';
+        for (const piece of call.pieces) {
+          if ('text' in piece) {
+            content += piece.text;
+            publisher?.answer(piece.text);
+            continue;
+          }
+          let done = producers[piece.producer];
+          if (!done) {
+            const streamIt = piece.path === 'content';
+            const result = await runModelCall(call.producers[piece.producer]!, modelDeps(input.tenantId), {
+              signal,
+              onAnswer: streamIt ? (t) => publisher?.answer(t) : undefined,
+              onReasoning: streamIt ? (t) => publisher?.reasoning(t) : undefined,
+            }).catch((err: unknown) => {
+              throw new ProducerError(piece.producer, err);
+            });
+            done = producers[piece.producer] = { outputs: result.outputs, usage: result.usage, reference: result.reference };
+            if (streamIt) {
+              content += String(result.outputs.content ?? '');
+              continue;
+            }
+          }
+          const value = valueAt(done.outputs, piece.path);
+          const text = typeof value === 'string' ? value : value == null ? '' : JSON.stringify(value);
+          content += text;
+          publisher?.answer(text);
+        }
+        return { outputs: { content }, producers };
+      }),
+
+    /** Persists the turn in its session (once, whatever the retries), then sends the last events and closes the log. */
+    async agentFinishTurn(input: RunIds & { request: RunRequest; outcome: TurnOutcome; events: RunEvent[] }): Promise<void> {
+      await recordTurn(store, input);
+      await events.publish(input.runKey, [...input.events, { event: RUN_END, data: { status: input.outcome.status } }]);
+    },
+  };
+
+  async function modelComponent(input: ActivityInput, call: Call<'LLM'> | Call<'Agent'>, signal: AbortSignal, publisher?: DeltaPublisher): Promise<ComponentResult> {
+    const result = await runModelCall(call, modelDeps(input.tenantId), {
+      signal,
+      onAnswer: publisher ? (t) => publisher.answer(t) : undefined,
+      onReasoning: publisher ? (t) => publisher.reasoning(t) : undefined,
+    });
+    return { outputs: result.outputs, usage: result.usage, reference: result.reference, trace: result.trace };
+  }
+
+  async function component(input: ActivityInput, work: (signal: AbortSignal, publisher?: DeltaPublisher) => Promise<ComponentResult>): Promise<ComponentResult> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    if (attempt === 1) await events.publish(input.runKey, input.before);
+    const beat = setInterval(() => ctx.heartbeat(), 250);
+    let lastError = '';
+    let lastFailure: unknown;
+    try {
+      for (let retry = 0; retry <= input.maxRetries; retry++) {
+        const timeout = new AbortController();
+        const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${input.timeoutSec} s`)), input.timeoutSec * 1000);
+        const signal = AbortSignal.any([ctx.cancellationSignal, timeout.signal]);
+        // Each try streams as a new attempt: the API forwards only what goes beyond the text already sent.
+        const publisher = input.stream || input.call.kind === 'Message' ? new DeltaPublisher(events, input.runKey, input.call.id, attempt * 100 + retry) : undefined;
+        try {
+          const result = await work(signal, publisher);
+          await publisher?.close();
+          return result;
+        } catch (err) {
+          await publisher?.close().catch(() => undefined);
+          if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
+          lastFailure = err;
+          lastError = timeout.signal.aborted ? (timeout.signal.reason as Error).message : err instanceof Error ? err.message : String(err);
+        } finally {
+          clearTimeout(timer);
+        }
+        if (retry < input.maxRetries) await sleep(input.delayAfterErrorSec * 1000, ctx.cancellationSignal);
+      }
+      // A Message fails because of the producer it streamed: the run names that component.
+      if (lastFailure instanceof ProducerError) return { outputs: {}, producers: { [lastFailure.producer]: { outputs: {}, error: lastError } } };
+      return { outputs: {}, error: lastError };
+    } finally {
+      clearInterval(beat);
+    }
+  }
+}
+
+class ProducerError extends Error {
+  constructor(
+    readonly producer: string,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+function valueAt(outputs: Record<string, unknown>, path: string): unknown {
+  let v: unknown = outputs;
+  for (const key of path.split('.')) {
+    if (v && typeof v === 'object') v = (v as Record<string, unknown>)[key];
+    else return undefined;
+  }
+  return v;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+}

@@ -1,0 +1,188 @@
+import type { ChatMessage, ChatModel, ChatOptions, ToolCall, ToolSpec } from '../../models/types.js';
+import type { Outputs, ReferenceBucket } from '../dsl.js';
+import type { ModelCall, ToolDef, Usage } from '../run-types.js';
+import { countTokens } from '../../text/tokens.js';
+import { RETRIEVAL_TOOL_DESCRIPTION, RETRIEVAL_TOOL_NAME, type RetrievalOutput } from './retrieval-tool.js';
+
+export interface ModelRunDeps {
+  chat(llmId?: string): Promise<ChatModel>;
+  retrieve(query: string, params: Record<string, unknown>): Promise<RetrievalOutput>;
+}
+
+export interface ModelRunIo {
+  signal: AbortSignal;
+  /** Streamed answer text (only for the component being streamed; sub-agents stay silent). */
+  onAnswer?(text: string): void;
+  onReasoning?(text: string): void;
+}
+
+export interface ModelRunResult {
+  outputs: Outputs;
+  usage: Usage;
+  reference: ReferenceBucket;
+  trace: { tool_name: string; arguments: unknown; result: string; elapsed_time: number }[];
+}
+
+/** Runs an LLM or Agent component: one model call, or RAGFlow's function-calling loop over the Agent's tools. */
+export async function runModelCall(call: ModelCall & { kind: 'LLM' | 'Agent' }, deps: ModelRunDeps, io: ModelRunIo): Promise<ModelRunResult> {
+  const model = await deps.chat(call.settings.llm_id);
+  const run: ModelRunResult = { outputs: {}, usage: { prompt_tokens: 0, completion_tokens: 0, calls: 0 }, reference: { chunks: {}, doc_aggs: {} }, trace: [] };
+  const options: ChatOptions = { ...samplingOf(call), signal: io.signal };
+  if (call.chatTemplateKwargs) options.chat_template_kwargs = call.chatTemplateKwargs;
+
+  if (call.schema) {
+    const text = await streamOnce(model, call.messages, { ...options, json_schema: call.schema }, run, {});
+    run.outputs = { content: text, structured: parseStructured(text) };
+    return run;
+  }
+  const tools = toolsOf(call.tools ?? []);
+  const messages: ChatMessage[] = [...call.messages];
+  const rounds = call.max_rounds ?? 5;
+  for (let round = 0; ; round++) {
+    const offer = tools.length && round < rounds;
+    const calls: ToolCall[] = [];
+    const text = await streamOnce(model, messages, offer ? { ...options, tools: tools.map((t) => t.spec) } : options, run, io, calls);
+    if (!calls.length) {
+      run.outputs = { content: text };
+      return run;
+    }
+    messages.push({ role: 'assistant', content: text, tool_calls: calls });
+    for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: await callTool(c, tools, deps, run, io.signal) });
+  }
+}
+
+async function streamOnce(
+  model: ChatModel,
+  messages: ChatMessage[],
+  options: ChatOptions,
+  run: ModelRunResult,
+  io: Pick<ModelRunIo, 'onAnswer' | 'onReasoning'>,
+  calls: ToolCall[] = [],
+): Promise<string> {
+  let text = '';
+  let reported = false;
+  for await (const d of model.stream(messages, options)) {
+    if (d.kind === 'answer') {
+      text += d.text;
+      io.onAnswer?.(d.text);
+    } else if (d.kind === 'reasoning') {
+      io.onReasoning?.(d.text);
+    } else if (d.kind === 'tool_calls') {
+      calls.push(...d.calls);
+    } else if (d.kind === 'usage') {
+      run.usage.prompt_tokens += d.usage.prompt_tokens;
+      run.usage.completion_tokens += d.usage.completion_tokens;
+      reported = true;
+    }
+  }
+  options.signal?.throwIfAborted();
+  run.usage.calls += 1;
+  if (!reported) {
+    run.usage.prompt_tokens += messages.reduce((n, m) => n + countTokens(m.content), 0);
+    run.usage.completion_tokens += countTokens(text);
+  }
+  return text;
+}
+
+function samplingOf(call: ModelCall): ChatOptions {
+  const { temperature, top_p, presence_penalty, frequency_penalty, max_tokens } = call.settings;
+  return Object.fromEntries(Object.entries({ temperature, top_p, presence_penalty, frequency_penalty, max_tokens }).filter(([, v]) => v !== undefined));
+}
+
+function parseStructured(text: string): unknown {
+  const body = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/```$/, '');
+  try {
+    return JSON.parse(body);
+  } catch {
+    throw new Error(`the model's structured output is not valid JSON: ${text.slice(0, 200)}`);
+  }
+}
+
+interface BoundTool {
+  spec: ToolSpec;
+  def: ToolDef;
+}
+
+/** Function names the model sees: RAGFlow's `search_my_dateset` for Retrieval; a sub-agent by its name. */
+function toolsOf(defs: ToolDef[]): BoundTool[] {
+  const used = new Set<string>();
+  const unique = (name: string) => {
+    let n = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60) || 'tool';
+    for (let i = 2; used.has(n); i++) n = `${name}_${i}`;
+    used.add(n);
+    return n;
+  };
+  return defs.map((def) => {
+    if (def.component_name === 'Retrieval') {
+      const description = String(def.params.description || RETRIEVAL_TOOL_DESCRIPTION);
+      return {
+        def,
+        spec: {
+          name: unique(RETRIEVAL_TOOL_NAME),
+          description,
+          parameters: { type: 'object', properties: { query: { type: 'string', description: 'The keywords to search the datasets for.' } }, required: ['query'] },
+        },
+      };
+    }
+    return {
+      def,
+      spec: {
+        name: unique(def.name || String(def.params.name || 'agent')),
+        description: String(def.params.description || 'A sub-agent that answers a task.'),
+        parameters: {
+          type: 'object',
+          properties: {
+            user_prompt: { type: 'string', description: 'The task for the agent.' },
+            reasoning: { type: 'string', description: 'Why the task is given.' },
+            context: { type: 'string', description: 'What the agent needs to know.' },
+          },
+          required: ['user_prompt'],
+        },
+      },
+    };
+  });
+}
+
+/** Runs one tool call; a failing tool answers the model with its error instead of failing the Agent. */
+async function callTool(c: ToolCall, tools: BoundTool[], deps: ModelRunDeps, run: ModelRunResult, signal: AbortSignal): Promise<string> {
+  const started = Date.now();
+  const tool = tools.find((t) => t.spec.name === c.name);
+  let args: Record<string, unknown> = {};
+  let result: string;
+  try {
+    args = c.arguments ? (JSON.parse(c.arguments) as Record<string, unknown>) : {};
+    if (!tool) throw new Error(`there is no tool named ${c.name}`);
+    if (tool.def.component_name === 'Retrieval') {
+      const out = await deps.retrieve(String(args.query ?? ''), tool.def.params);
+      Object.assign(run.reference.chunks, out.reference.chunks);
+      Object.assign(run.reference.doc_aggs, out.reference.doc_aggs);
+      result = out.formalized_content || 'Nothing relevant was found.';
+    } else {
+      const p = tool.def.params;
+      const user = [args.user_prompt, args.context ? `Context: ${args.context}` : ''].filter(Boolean).join('\n\n');
+      const sub = await runModelCall(
+        {
+          kind: 'Agent',
+          id: `${tool.spec.name}`,
+          messages: [...(p.sys_prompt ? [{ role: 'system' as const, content: String(p.sys_prompt) }] : []), { role: 'user', content: user }],
+          settings: { llm_id: p.llm_id ? String(p.llm_id) : undefined },
+          tools: (Array.isArray(p.tools) ? p.tools : []) as ToolDef[],
+          max_rounds: Number(p.max_rounds ?? 5) || 5,
+        },
+        deps,
+        { signal },
+      );
+      Object.assign(run.reference.chunks, sub.reference.chunks);
+      Object.assign(run.reference.doc_aggs, sub.reference.doc_aggs);
+      run.usage.calls += sub.usage.calls;
+      run.usage.prompt_tokens += sub.usage.prompt_tokens;
+      run.usage.completion_tokens += sub.usage.completion_tokens;
+      result = String(sub.outputs.content ?? '');
+    }
+  } catch (err) {
+    signal.throwIfAborted();
+    result = `Error: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  run.trace.push({ tool_name: c.name, arguments: args, result, elapsed_time: (Date.now() - started) / 1000 });
+  return result;
+}

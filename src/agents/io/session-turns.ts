@@ -1,0 +1,53 @@
+import type { MetaStore } from '../../store/index.js';
+import type { AgentSessionRow } from '../../store/agents.js';
+import type { RunIds, RunRequest, TurnOutcome } from '../run-types.js';
+import { bucketView } from '../interpreter.js';
+import { nowMs } from '../../time.js';
+
+/** One message of an agent session, as stored in its `messages` JSON column. */
+export interface AgentMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  /** Unix seconds (fractional). */
+  created_at: number;
+  reference?: unknown;
+  /** 'paused' (waiting for user inputs), 'cancelled' or 'failed' turns say so. */
+  status?: string;
+}
+
+export function sessionMessages(row: Pick<AgentSessionRow, 'messages'>): AgentMessage[] {
+  return JSON.parse(row.messages) as AgentMessage[];
+}
+
+/**
+ * Appends a finished turn (question and answer, sharing the turn's id) to its session and stores the
+ * canvas state the next turn starts from. Idempotent: a retried call finds the turn already there.
+ */
+export async function recordTurn(store: MetaStore, input: RunIds & { request: RunRequest; outcome: TurnOutcome }): Promise<void> {
+  const row = await store.agentSessions.byId(input.sessionId);
+  if (!row) return; // deleted while it ran
+  const messages = sessionMessages(row);
+  if (messages.some((m) => m.id === input.runKey && m.role === 'assistant')) return;
+  const { outcome, request } = input;
+  const at = nowMs() / 1000;
+  if (request.query || Object.keys(request.inputs).length) {
+    messages.push({ id: input.runKey, role: 'user', content: request.query, created_at: input.createdAt });
+  }
+  const reference = bucketView(outcome.reference);
+  const content = outcome.status === 'failed' ? `**ERROR**: ${outcome.error ?? 'the run failed'}` : outcome.answer;
+  const answer: AgentMessage = { id: input.runKey, role: 'assistant', content, created_at: at };
+  if (reference.chunks.length) answer.reference = reference;
+  if (outcome.status !== 'finished') answer.status = outcome.status;
+  messages.push(answer);
+  const references = JSON.parse(row.reference) as unknown[];
+  references.push(reference);
+  const stored = JSON.parse(row.dsl) as Record<string, unknown>;
+  const canvas = { ...outcome.canvas, graph: stored.graph };
+  await store.agentSessions.update(row.id, {
+    messages: JSON.stringify(messages),
+    reference: JSON.stringify(references),
+    dsl: JSON.stringify(canvas),
+    update_time: nowMs(),
+  });
+}

@@ -1,0 +1,121 @@
+import type { CanvasDsl, Outputs, ReferenceBucket, RunInputs } from './dsl.js';
+import type { RunEvent } from '../events/types.js';
+
+/** Pure types shared by the interpreter (workflow code), the activities and the API. */
+
+export interface RunRequest {
+  query: string;
+  inputs: RunInputs;
+  files: unknown[];
+  userId: string;
+  chatTemplateKwargs?: Record<string, unknown>;
+}
+
+/** Identity of one turn of one session: the workflow's input besides the canvas. */
+export interface RunIds {
+  /** The turn's message id; also the key of its event log. */
+  runKey: string;
+  agentId: string;
+  sessionId: string;
+  /** The tenant whose models and datasets the run uses (the agent's owner). */
+  tenantId: string;
+  /** Unix seconds when the run started. */
+  createdAt: number;
+}
+
+export interface AgentRunInput extends RunIds {
+  canvas: CanvasDsl;
+  request: RunRequest;
+  /** Component id -> the editor's node name (from `graph`), for event payloads. */
+  names: Record<string, string>;
+}
+
+export type RunStatus = 'finished' | 'paused' | 'failed' | 'cancelled';
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  calls: number;
+}
+
+/** A chat message as the model components receive it. */
+export interface PromptMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** Model settings of an LLM / Agent / Categorize component, already gated by their *Enabled flags. */
+export interface ModelSettings {
+  llm_id?: string;
+  temperature?: number;
+  top_p?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  max_tokens?: number;
+}
+
+/** An Agent's tool (RAGFlow `params.tools[]`): Retrieval, or another Agent as a sub-agent. */
+export interface ToolDef {
+  component_name: string;
+  name?: string;
+  params: Record<string, unknown>;
+}
+
+/** What an I/O component needs, resolved by the interpreter so the activity input is readable in history. */
+export type ComponentCall =
+  | ({ kind: 'LLM' | 'Agent' } & ModelCall)
+  | { kind: 'Retrieval'; id: string; query: string; params: Record<string, unknown> }
+  | { kind: 'Categorize'; id: string; query: string; messages: PromptMessage[]; settings: ModelSettings; categories: Record<string, { to?: string[] }> }
+  | { kind: 'Message'; id: string; pieces: MessagePiece[]; producers: Record<string, ModelCall & { kind: 'LLM' | 'Agent' }> };
+
+export interface ModelCall {
+  id: string;
+  messages: PromptMessage[];
+  settings: ModelSettings;
+  /** JSON Schema of `structured` output, when the component declares one. */
+  schema?: Record<string, unknown>;
+  tools?: ToolDef[];
+  max_rounds?: number;
+  /** Add the citation prompt when the turn has references. */
+  cite?: boolean;
+  chatTemplateKwargs?: Record<string, unknown>;
+}
+
+/** A Message template after resolution: literal text, or the streamed content of a deferred producer. */
+export type MessagePiece = { text: string } | { producer: string; path: string };
+
+/** What the interpreter hands an activity: the call, plus the run's envelope and pending events. */
+export interface ActivityInput extends RunIds {
+  call: ComponentCall;
+  /** Events the workflow produced since the last activity; published before the component runs. */
+  before: RunEvent[];
+  /** Seconds; the component fails when it takes longer (per attempt). */
+  timeoutSec: number;
+  maxRetries: number;
+  delayAfterErrorSec: number;
+  /** Stream `message` deltas for this component (LLM/Agent deferred into a Message, or the Message itself). */
+  stream: boolean;
+}
+
+export interface ComponentResult {
+  outputs: Outputs;
+  /** Set when the component failed after its retries: the reason. */
+  error?: string;
+  /** Chunks and documents it retrieved, to merge into the run's reference bucket. */
+  reference?: ReferenceBucket;
+  usage?: Usage;
+  /** For a Message with deferred producers: their outputs. */
+  producers?: Record<string, { outputs: Outputs; error?: string; usage?: Usage; reference?: ReferenceBucket }>;
+  /** Tool calls made (Agent), for `trace`. */
+  trace?: unknown[];
+}
+
+/** The turn's end, as the workflow returns it and finishTurn persists it. */
+export interface TurnOutcome {
+  status: RunStatus;
+  canvas: CanvasDsl;
+  /** The assistant's text of this turn (every Message's content). */
+  answer: string;
+  reference: ReferenceBucket;
+  error?: string;
+}

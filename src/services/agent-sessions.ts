@@ -1,0 +1,250 @@
+import type { MetaStore } from '../store/index.js';
+import type { AgentRow, AgentSessionRow } from '../store/agents.js';
+import type { Principal } from './auth.js';
+import type { AgentService } from './agents.js';
+import { isRelease } from './agents.js';
+import type { RunEvent, RunEvents } from '../events/types.js';
+import type { CanvasDsl, RunInputs } from '../agents/dsl.js';
+import type { AgentRunInput } from '../agents/run-types.js';
+import { sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
+import { followAgentRun } from '../agents/stream.js';
+import { deleteTargets } from './delete-targets.js';
+import { isId, newId } from '../ids.js';
+import { nowMs, toSeconds } from '../time.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
+
+/** What starts, cancels and watches agent runs (the Temporal workflow client). */
+export interface AgentRunControl {
+  startAgentRun(input: AgentRunInput): Promise<boolean>;
+  cancelAgentRun(agentId: string, sessionId: string): Promise<boolean>;
+  agentRunOpen(agentId: string, sessionId: string): Promise<boolean>;
+}
+
+export interface CreateSessionInput {
+  name?: string;
+  user_id?: string;
+  release?: boolean | string;
+  /** Other keys: values for the Begin component's input fields. */
+  [beginField: string]: unknown;
+}
+
+export interface CompletionInput {
+  agent_id: string;
+  query?: string;
+  session_id?: string;
+  inputs?: RunInputs;
+  files?: unknown[];
+  user_id?: string;
+  chat_template_kwargs?: Record<string, unknown>;
+  release?: boolean | string;
+}
+
+/** A started turn: its ids and its events, in RAGFlow's envelope. */
+export interface AgentTurn {
+  messageId: string;
+  sessionId: string;
+  createdAt: number;
+  events(signal?: AbortSignal): AsyncGenerator<RunEvent>;
+}
+
+export interface ListAgentSessionsInput {
+  page: number;
+  page_size: number;
+  orderby: 'create_time' | 'update_time';
+  desc: boolean;
+  id?: string;
+  user_id?: string;
+  dsl?: boolean;
+}
+
+/** Keys the graph keeps for the editor only; workflow input carries the rest. */
+function runnableCanvas(dsl: CanvasDsl): { canvas: CanvasDsl; names: Record<string, string> } {
+  const { graph, ...canvas } = dsl;
+  const names: Record<string, string> = {};
+  const nodes = (graph as { nodes?: { id?: string; data?: { name?: string } }[] } | undefined)?.nodes ?? [];
+  for (const n of nodes) if (n.id && n.data?.name) names[n.id] = n.data.name;
+  return { canvas: canvas as CanvasDsl, names };
+}
+
+/** A fresh session canvas: the agent's DSL without any previous run state. */
+function freshCanvas(dsl: CanvasDsl): CanvasDsl {
+  const g = { ...dsl.globals };
+  for (const key of Object.keys(g)) if (key.startsWith('sys.')) delete g[key];
+  return { ...dsl, globals: { 'sys.query': '', 'sys.user_id': '', 'sys.conversation_turns': 0, 'sys.files': [], 'sys.history': [], ...g }, history: [], path: [], retrieval: [], component_outputs: {}, paused: false };
+}
+
+function prologueOf(dsl: CanvasDsl): string | undefined {
+  const params = dsl.components.begin?.obj.params ?? {};
+  if (params.enablePrologue === false) return undefined;
+  const prologue = typeof params.prologue === 'string' ? params.prologue : '';
+  return prologue || undefined;
+}
+
+/** Agent sessions and their turns: each turn is a durable `agentRun` workflow. */
+export class AgentSessionService {
+  constructor(
+    private readonly store: MetaStore,
+    private readonly agents: AgentService,
+    private readonly runs: AgentRunControl,
+    private readonly events: RunEvents,
+  ) {}
+
+  async create(p: Principal, agentId: string, input: CreateSessionInput, source: 'agent' | 'workflow' = 'agent') {
+    const agent = await this.agents.get(p, agentId);
+    const row = await this.newSession(p, agent, input, source);
+    return this.view(row, true);
+  }
+
+  private async newSession(p: Principal, agent: AgentRow, input: CreateSessionInput, source: 'agent' | 'workflow', name?: string): Promise<AgentSessionRow> {
+    const { name: givenName, user_id: userId, release, ...beginValues } = input;
+    const { dsl, versionTitle } = await this.agents.sessionDsl(agent, isRelease(release));
+    const canvas = freshCanvas(dsl);
+    const beginInputs = canvas.components.begin?.obj.params.inputs as Record<string, { value?: unknown }> | undefined;
+    for (const [key, value] of Object.entries(beginValues)) if (beginInputs?.[key]) beginInputs[key]!.value = value;
+    const messages: AgentMessage[] = [];
+    const prologue = prologueOf(canvas);
+    const now = nowMs();
+    if (prologue) messages.push({ id: newId(), role: 'assistant', content: prologue, created_at: now / 1000 });
+    const row: AgentSessionRow = {
+      id: newId(),
+      agent_id: agent.id,
+      tenant_id: p.tenantId,
+      user_id: typeof userId === 'string' ? userId : '',
+      name: (givenName as string | undefined) ?? name ?? 'New session',
+      source,
+      messages: JSON.stringify(messages),
+      reference: '[]',
+      dsl: JSON.stringify(canvas),
+      version_title: versionTitle,
+      create_time: now,
+      update_time: now,
+    };
+    await this.store.agentSessions.insert(row);
+    return row;
+  }
+
+  /** The session if it is of this agent and the caller may use the agent; 404 with a message otherwise. */
+  async get(p: Principal, agentId: string, sessionId: string): Promise<AgentSessionRow> {
+    await this.agents.get(p, agentId);
+    const row = isId(sessionId) ? await this.store.agentSessions.byId(sessionId) : undefined;
+    if (!row || row.agent_id !== agentId) throw notFound(`Session '${sessionId}' not found for agent '${agentId}'`);
+    return row;
+  }
+
+  async detail(p: Principal, agentId: string, sessionId: string) {
+    return this.view(await this.get(p, agentId, sessionId), true);
+  }
+
+  async list(p: Principal, agentId: string, input: ListAgentSessionsInput) {
+    await this.agents.get(p, agentId);
+    const query = {
+      agentId,
+      id: input.id,
+      userId: input.user_id,
+      orderBy: input.orderby,
+      desc: input.desc,
+      offset: (input.page - 1) * input.page_size,
+      limit: input.page_size,
+    };
+    const [rows, total] = await Promise.all([this.store.agentSessions.list(query), this.store.agentSessions.count(query)]);
+    return { sessions: rows.map((r) => this.view(r, input.dsl !== false)), total };
+  }
+
+  async delete(p: Principal, agentId: string, ids: string[] | null | undefined, deleteAll: boolean): Promise<void> {
+    await this.agents.get(p, agentId);
+    const targets = await deleteTargets(ids, deleteAll, (id) => this.get(p, agentId, id), () => this.store.agentSessions.idsOfAgent(agentId));
+    await this.forget(targets);
+  }
+
+  /** Drops sessions and the event logs of their turns. */
+  async forget(sessionIds: string[]): Promise<void> {
+    const runKeys: string[] = [];
+    for (const id of sessionIds) {
+      const row = await this.store.agentSessions.byId(id);
+      if (row) runKeys.push(...sessionMessages(row).map((m) => m.id));
+    }
+    await this.store.agentSessions.delete(sessionIds);
+    await this.events.remove([...new Set(runKeys)]);
+  }
+
+  /**
+   * Starts a turn: a new session when none is given (source "workflow"), then the session's `agentRun`
+   * workflow. A second call while a turn of the same session runs is refused (409).
+   */
+  async startTurn(p: Principal, input: CompletionInput): Promise<AgentTurn> {
+    if (!input.agent_id) throw badRequest('`agent_id` is required.');
+    const agent = await this.agents.get(p, input.agent_id);
+    let session: AgentSessionRow;
+    if (input.session_id) {
+      const row = isId(input.session_id) ? await this.store.agentSessions.byId(input.session_id) : undefined;
+      if (!row) throw notFound(`Session '${input.session_id}' not found`);
+      if (row.agent_id !== agent.id) throw badRequest('Session does not belong to the requested agent.');
+      session = row;
+    } else {
+      const query = input.query ?? '';
+      session = await this.newSession(p, agent, { release: input.release, user_id: input.user_id }, 'workflow', query.slice(0, 250) || 'New session');
+    }
+    const { canvas, names } = runnableCanvas(JSON.parse(session.dsl) as CanvasDsl);
+    const messageId = newId();
+    const createdAt = toSeconds(nowMs());
+    const started = await this.runs.startAgentRun({
+      runKey: messageId,
+      agentId: agent.id,
+      sessionId: session.id,
+      tenantId: agent.tenant_id,
+      createdAt,
+      canvas,
+      names,
+      request: {
+        query: input.query ?? '',
+        inputs: input.inputs ?? {},
+        files: input.files ?? [],
+        userId: input.user_id ?? p.userId,
+        chatTemplateKwargs: input.chat_template_kwargs,
+      },
+    });
+    if (!started) {
+      throw new ApiError(409, `A turn of session ${session.id} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${session.id}/cancel`);
+    }
+    const agentId = agent.id;
+    const sessionId = session.id;
+    const bus = this.events;
+    const runs = this.runs;
+    return {
+      messageId,
+      sessionId,
+      createdAt,
+      async *events(signal?: AbortSignal) {
+        for await (const ev of followAgentRun(bus, messageId, () => runs.agentRunOpen(agentId, sessionId), signal)) {
+          yield ev;
+        }
+      },
+    };
+  }
+
+  /** RAGFlow's stop: task id = session id. Idempotent: stopping a session with no running turn is fine. */
+  async cancel(p: Principal, taskId: string): Promise<{ cancelled: boolean }> {
+    const row = isId(taskId) ? await this.store.agentSessions.byId(taskId) : undefined;
+    if (!row) throw notFound(`Task '${taskId}' not found`);
+    await this.agents.get(p, row.agent_id);
+    return { cancelled: await this.runs.cancelAgentRun(row.agent_id, row.id) };
+  }
+
+  private view(row: AgentSessionRow, withDsl: boolean) {
+    const out: Record<string, unknown> = {
+      id: row.id,
+      name: row.name,
+      agent_id: row.agent_id,
+      dialog_id: row.agent_id,
+      user_id: row.user_id,
+      source: row.source,
+      message: sessionMessages(row),
+      reference: JSON.parse(row.reference) as unknown,
+      version_title: row.version_title,
+      create_time: toSeconds(row.create_time),
+      update_time: toSeconds(row.update_time),
+    };
+    if (withDsl) out.dsl = JSON.parse(row.dsl) as unknown;
+    return out;
+  }
+}

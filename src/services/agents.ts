@@ -1,0 +1,189 @@
+import type { MetaStore } from '../store/index.js';
+import type { AgentRow } from '../store/agents.js';
+import type { Principal } from './auth.js';
+import type { ListPage } from './paging.js';
+import { requireManage } from './access.js';
+import { newId } from '../ids.js';
+import { nowMs, toHttpDate, toSeconds } from '../time.js';
+import { badRequest, forbidden } from '../errors.js';
+import { validateDsl, DslError } from '../agents/validate.js';
+import type { CanvasDsl } from '../agents/dsl.js';
+
+export interface AgentInput {
+  title?: string;
+  description?: string | null;
+  dsl?: Record<string, unknown>;
+  avatar?: string | null;
+  permission?: 'me' | 'team';
+  canvas_type?: string | null;
+  canvas_category?: string;
+  /** Save this DSL as a published version too. */
+  release?: boolean | string;
+}
+
+export interface ListAgentsInput extends ListPage<'create_time' | 'update_time' | 'title'> {
+  keywords?: string;
+  title?: string;
+}
+
+const MAX_TITLE = 255;
+
+function checkTitle(title: unknown): string {
+  if (typeof title !== 'string' || !title.trim()) throw badRequest('No title in request.');
+  const t = title.trim();
+  if (t.length > MAX_TITLE) throw badRequest(`Agent title must be at most ${MAX_TITLE} characters`);
+  return t;
+}
+
+function checkDsl(dsl: unknown): CanvasDsl {
+  if (dsl === undefined || dsl === null) throw badRequest('No DSL data in request.');
+  try {
+    return validateDsl(dsl);
+  } catch (err) {
+    if (err instanceof DslError) throw badRequest(`Invalid DSL: ${err.message}`);
+    throw err;
+  }
+}
+
+export const isRelease = (v: unknown) => v === true || v === 'true';
+
+/** Agents: canvases in RAGFlow's DSL, shared like datasets (`me` / `team`), with saved and published versions. */
+export class AgentService {
+  constructor(private readonly store: MetaStore) {}
+
+  async create(p: Principal, input: AgentInput) {
+    const title = checkTitle(input.title);
+    const dsl = checkDsl(input.dsl);
+    if (await this.store.agents.titleTaken(p.tenantId, title.toLowerCase())) throw badRequest(`${title} already exists.`);
+    const now = nowMs();
+    const row: AgentRow = {
+      id: newId(),
+      tenant_id: p.tenantId,
+      created_by: p.userId,
+      title,
+      title_key: title.toLowerCase(),
+      description: input.description ?? null,
+      avatar: input.avatar ?? null,
+      permission: input.permission ?? 'me',
+      canvas_type: input.canvas_type ?? null,
+      canvas_category: input.canvas_category ?? 'agent_canvas',
+      dsl: JSON.stringify(dsl),
+      create_time: now,
+      update_time: now,
+    };
+    await this.store.agents.insert(row);
+    await this.saveVersion(row, isRelease(input.release));
+    return this.view(row);
+  }
+
+  /** The agent if the caller may use it: its tenant's members for `team`, the owner tenant always; 404 otherwise. */
+  async get(p: Principal, id: string): Promise<AgentRow> {
+    return requireManage(p, await this.store.agents.byId(id), 'Agent', id);
+  }
+
+  async detail(p: Principal, id: string) {
+    return this.view(await this.get(p, id));
+  }
+
+  async list(p: Principal, input: ListAgentsInput) {
+    const query = {
+      tenantIds: [p.tenantId, ...p.teamTenants],
+      ownTenantId: p.tenantId,
+      id: input.id,
+      title: input.title ?? input.name,
+      keywords: input.keywords,
+      orderBy: input.orderby,
+      desc: input.desc,
+      offset: (input.page - 1) * input.page_size,
+      limit: input.page_size,
+    };
+    const [rows, total] = await Promise.all([this.store.agents.list(query), this.store.agents.count(query)]);
+    return { canvas: await Promise.all(rows.map((r) => this.view(r))), total };
+  }
+
+  async update(p: Principal, id: string, input: AgentInput) {
+    const current = await this.get(p, id);
+    const patch: Partial<AgentRow> = { update_time: nowMs() };
+    if (input.title !== undefined && input.title !== null) {
+      const title = checkTitle(input.title);
+      if (await this.store.agents.titleTaken(current.tenant_id, title.toLowerCase(), id)) throw badRequest(`${title} already exists.`);
+      patch.title = title;
+      patch.title_key = title.toLowerCase();
+    }
+    if (input.description !== undefined && input.description !== null) patch.description = input.description;
+    if (input.avatar !== undefined && input.avatar !== null) patch.avatar = input.avatar;
+    if (input.canvas_type !== undefined && input.canvas_type !== null) patch.canvas_type = input.canvas_type;
+    if (input.permission !== undefined) {
+      if (current.tenant_id !== p.tenantId) throw forbidden('Only the owner of the agent may change its permission');
+      patch.permission = input.permission;
+    }
+    if (input.dsl !== undefined && input.dsl !== null) patch.dsl = JSON.stringify(checkDsl(input.dsl));
+    await this.store.agents.update(id, patch);
+    const updated = (await this.store.agents.byId(id))!;
+    if (patch.dsl || isRelease(input.release)) await this.saveVersion(updated, isRelease(input.release));
+    return { update_time: toSeconds(updated.update_time) };
+  }
+
+  async delete(p: Principal, id: string): Promise<string[]> {
+    const agent = await this.get(p, id);
+    if (agent.tenant_id !== p.tenantId) throw forbidden('Only the owner of the agent is authorized for this operation.');
+    const sessions = await this.store.agentSessions.idsOfAgent(id);
+    await this.store.agents.delete(id);
+    return sessions;
+  }
+
+  async versions(p: Principal, id: string) {
+    await this.get(p, id);
+    return (await this.store.agents.versions(id)).map((v) => ({
+      id: v.id,
+      title: v.title,
+      description: v.description,
+      release: v.release === 1,
+      create_time: toSeconds(v.create_time),
+      dsl: JSON.parse(v.dsl) as unknown,
+    }));
+  }
+
+  /** The DSL a new session runs: the draft, or with `release` the latest published version. */
+  async sessionDsl(agent: AgentRow, release: boolean): Promise<{ dsl: CanvasDsl; versionTitle: string | null }> {
+    if (!release) return { dsl: JSON.parse(agent.dsl) as CanvasDsl, versionTitle: null };
+    const published = await this.store.agents.latestRelease(agent.id);
+    if (!published) throw badRequest('No available published version');
+    return { dsl: JSON.parse(published.dsl) as CanvasDsl, versionTitle: published.title };
+  }
+
+  private async saveVersion(agent: AgentRow, release: boolean): Promise<void> {
+    const now = nowMs();
+    await this.store.agents.addVersion({
+      id: newId(),
+      agent_id: agent.id,
+      title: `${agent.title}_${new Date(now).toISOString().slice(0, 19).replace('T', ' ')}`,
+      description: agent.description,
+      dsl: agent.dsl,
+      release: release ? 1 : 0,
+      create_time: now,
+    });
+  }
+
+  private async view(row: AgentRow) {
+    const published = await this.store.agents.latestRelease(row.id);
+    return {
+      id: row.id,
+      avatar: row.avatar,
+      user_id: row.tenant_id,
+      tenant_id: row.tenant_id,
+      title: row.title,
+      description: row.description,
+      permission: row.permission,
+      canvas_type: row.canvas_type,
+      canvas_category: row.canvas_category,
+      dsl: JSON.parse(row.dsl) as unknown,
+      release: Boolean(published),
+      last_publish_time: published ? toSeconds(published.create_time) : null,
+      create_time: toSeconds(row.create_time),
+      update_time: toSeconds(row.update_time),
+      create_date: toHttpDate(row.create_time),
+      update_date: toHttpDate(row.update_time),
+    };
+  }
+}

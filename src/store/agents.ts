@@ -1,0 +1,148 @@
+import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { AgentSessionsTable, AgentVersionsTable, AgentsTable, Database } from './schema.js';
+import { escapeLike } from './datasets.js';
+
+export type AgentRow = Selectable<AgentsTable>;
+export type AgentPatch = Updateable<AgentsTable>;
+export type AgentVersionRow = Selectable<AgentVersionsTable>;
+export type AgentSessionRow = Selectable<AgentSessionsTable>;
+
+export interface AgentQuery {
+  /** Agents of these tenants (the caller's own and, for `team` agents, the teams they belong to). */
+  tenantIds: string[];
+  /** The caller's tenant: its `me` agents are visible, other tenants' only when `team`. */
+  ownTenantId: string;
+  id?: string;
+  title?: string;
+  keywords?: string;
+  orderBy: 'create_time' | 'update_time' | 'title';
+  desc: boolean;
+  offset: number;
+  limit: number;
+}
+
+export class AgentRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: AgentRow): Promise<void> {
+    await this.db.insertInto('agents').values(row).execute();
+  }
+
+  byId(id: string): Promise<AgentRow | undefined> {
+    return this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async titleTaken(tenantId: string, titleKey: string, exceptId?: string): Promise<boolean> {
+    let q = this.db.selectFrom('agents').select('id').where('tenant_id', '=', tenantId).where('title_key', '=', titleKey);
+    if (exceptId) q = q.where('id', '!=', exceptId);
+    return (await q.executeTakeFirst()) !== undefined;
+  }
+
+  private filtered(query: AgentQuery) {
+    let q = this.db
+      .selectFrom('agents')
+      .where((eb) => eb.or([eb('tenant_id', '=', query.ownTenantId), eb.and([eb('tenant_id', 'in', query.tenantIds), eb('permission', '=', 'team')])]));
+    if (query.id) q = q.where('id', '=', query.id);
+    if (query.title) q = q.where('title', '=', query.title);
+    if (query.keywords) q = q.where(sql<boolean>`lower(title) like ${'%' + escapeLike(query.keywords.toLowerCase()) + '%'} escape '\\'`);
+    return q;
+  }
+
+  list(query: AgentQuery): Promise<AgentRow[]> {
+    return this.filtered(query)
+      .selectAll()
+      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
+      .orderBy('id')
+      .offset(query.offset)
+      .limit(query.limit)
+      .execute();
+  }
+
+  async count(query: AgentQuery): Promise<number> {
+    const row = await this.filtered(query).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  async update(id: string, patch: AgentPatch): Promise<void> {
+    await this.db.updateTable('agents').set(patch).where('id', '=', id).execute();
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.deleteFrom('agents').where('id', '=', id).execute();
+  }
+
+  async addVersion(row: AgentVersionRow): Promise<void> {
+    await this.db.insertInto('agent_versions').values(row).execute();
+  }
+
+  versions(agentId: string): Promise<AgentVersionRow[]> {
+    return this.db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).orderBy('create_time', 'desc').orderBy('id').execute();
+  }
+
+  latestRelease(agentId: string): Promise<AgentVersionRow | undefined> {
+    return this.db
+      .selectFrom('agent_versions')
+      .selectAll()
+      .where('agent_id', '=', agentId)
+      .where('release', '=', 1)
+      .orderBy('create_time', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+}
+
+export interface AgentSessionQuery {
+  agentId: string;
+  id?: string;
+  userId?: string;
+  orderBy: 'create_time' | 'update_time';
+  desc: boolean;
+  offset: number;
+  limit: number;
+}
+
+export class AgentSessionRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(row: AgentSessionRow): Promise<void> {
+    await this.db.insertInto('agent_sessions').values(row).execute();
+  }
+
+  byId(id: string): Promise<AgentSessionRow | undefined> {
+    return this.db.selectFrom('agent_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  private filtered(query: AgentSessionQuery) {
+    let q = this.db.selectFrom('agent_sessions').where('agent_id', '=', query.agentId);
+    if (query.id) q = q.where('id', '=', query.id);
+    if (query.userId) q = q.where('user_id', '=', query.userId);
+    return q;
+  }
+
+  list(query: AgentSessionQuery): Promise<AgentSessionRow[]> {
+    return this.filtered(query)
+      .selectAll()
+      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
+      .orderBy('id')
+      .offset(query.offset)
+      .limit(query.limit)
+      .execute();
+  }
+
+  async count(query: AgentSessionQuery): Promise<number> {
+    const row = await this.filtered(query).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  async idsOfAgent(agentId: string): Promise<string[]> {
+    return (await this.db.selectFrom('agent_sessions').select('id').where('agent_id', '=', agentId).execute()).map((r) => r.id);
+  }
+
+  async update(id: string, patch: Updateable<AgentSessionsTable>): Promise<void> {
+    await this.db.updateTable('agent_sessions').set(patch).where('id', '=', id).execute();
+  }
+
+  async delete(ids: string[]): Promise<void> {
+    if (ids.length) await this.db.deleteFrom('agent_sessions').where('id', 'in', ids).execute();
+  }
+}
