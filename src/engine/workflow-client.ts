@@ -43,6 +43,7 @@ export class WorkflowClient implements DatasetCleanup, ParseControl {
         taskQueue: agentTaskQueue(this.taskQueue),
         workflowId: workflowIds.agentRun(input.agentId, input.sessionId),
         args: [input],
+        memo: { runKey: input.runKey },
       });
       return true;
     } catch (err) {
@@ -63,6 +64,23 @@ export class WorkflowClient implements DatasetCleanup, ParseControl {
       if ((err as Error).name === 'WorkflowNotFoundError') return false;
       throw err;
     }
+  }
+
+  /** The turn key of the session's open workflow, if one is open. */
+  async openAgentRunKey(agentId: string, sessionId: string): Promise<string | undefined> {
+    try {
+      const d = await this.client.workflow.getHandle(workflowIds.agentRun(agentId, sessionId)).describe();
+      return d.status.name === 'RUNNING' ? String(d.memo?.runKey ?? '') : undefined;
+    } catch (err) {
+      if ((err as Error).name === 'WorkflowNotFoundError') return undefined;
+      throw err;
+    }
+  }
+
+  /** Waits (at most `ms`) for the session's workflow to close. */
+  async waitAgentRun(agentId: string, sessionId: string, ms: number): Promise<void> {
+    const result = this.client.workflow.getHandle(workflowIds.agentRun(agentId, sessionId)).result().catch(() => undefined);
+    await Promise.race([result, new Promise((r) => setTimeout(r, ms))]);
   }
 
   /** Whether the session's latest turn workflow is still open (for readers waiting on its events). */

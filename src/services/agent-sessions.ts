@@ -18,6 +18,8 @@ export interface AgentRunControl {
   startAgentRun(input: AgentRunInput): Promise<boolean>;
   cancelAgentRun(agentId: string, sessionId: string): Promise<boolean>;
   agentRunOpen(agentId: string, sessionId: string): Promise<boolean>;
+  openAgentRunKey(agentId: string, sessionId: string): Promise<string | undefined>;
+  waitAgentRun(agentId: string, sessionId: string, ms: number): Promise<void>;
 }
 
 export interface CreateSessionInput {
@@ -187,7 +189,7 @@ export class AgentSessionService {
     const { canvas, names } = runnableCanvas(JSON.parse(session.dsl) as CanvasDsl);
     const messageId = newId();
     const createdAt = toSeconds(nowMs());
-    const started = await this.runs.startAgentRun({
+    const run: AgentRunInput = {
       runKey: messageId,
       agentId: agent.id,
       sessionId: session.id,
@@ -202,8 +204,8 @@ export class AgentSessionService {
         userId: input.user_id ?? p.userId,
         chatTemplateKwargs: input.chat_template_kwargs,
       },
-    });
-    if (!started) {
+    };
+    if (!(await this.startOrFollow(run))) {
       throw new ApiError(409, `A turn of session ${session.id} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${session.id}/cancel`);
     }
     const agentId = agent.id;
@@ -220,6 +222,20 @@ export class AgentSessionService {
         }
       },
     };
+  }
+
+  /**
+   * Starts the turn's workflow. The previous turn's workflow closes a moment after its answer was
+   * recorded and sent: a call arriving in that moment waits for it instead of being refused.
+   */
+  private async startOrFollow(run: AgentRunInput): Promise<boolean> {
+    if (await this.runs.startAgentRun(run)) return true;
+    const openKey = await this.runs.openAgentRunKey(run.agentId, run.sessionId);
+    const session = await this.store.agentSessions.byId(run.sessionId);
+    const recorded = openKey !== undefined && session !== undefined && sessionMessages(session).some((m) => m.id === openKey && m.role === 'assistant');
+    if (openKey !== undefined && !recorded) return false;
+    await this.runs.waitAgentRun(run.agentId, run.sessionId, 5000);
+    return this.runs.startAgentRun(run);
   }
 
   /** RAGFlow's stop: task id = session id. Idempotent: stopping a session with no running turn is fine. */

@@ -81,6 +81,17 @@ describe('agents: runs over HTTP (the worker is a separate `cairn worker` proces
     ]);
   });
 
+  it('the next turn of a session may start as soon as the previous answer arrived', async () => {
+    const agentId = await createAgent(api, llmCanvas());
+    const session = (await api.post(`/agents/${agentId}/sessions`, {})).body.data;
+    for (let i = 0; i < 5; i++) {
+      const res = await api.post('/agents/chat/completions', { agent_id: agentId, session_id: session.id, query: `turn ${i}`, stream: i % 2 === 0 });
+      assert.equal(res.status, 200, `turn ${i}: ${JSON.stringify(res.body)}`);
+    }
+    const stored = (await api.get(`/agents/${agentId}/sessions/${session.id}`)).body.data.message;
+    assert.equal(stored.filter((m: any) => m.role === 'assistant').length, 6);
+  });
+
   it('a dataset chatbot (Begin → Agent with the Retrieval tool → Message) answers from the dataset with references', async () => {
     const ds = await parsedDataset(api, `agent-docs-${Date.now()}`, { 'cairns.txt': 'A cairn is a human-made pile of stones. Hikers use cairns to mark trails.' });
     const dsl = fixture('your_starter_dataset_chatbot');
@@ -197,7 +208,7 @@ describe('agents: runs over HTTP (the worker is a separate `cairn worker` proces
     assert.equal(chatRequests().filter((r) => lastUserMessage(r.body.messages) === 'retry me').length, 3);
   });
 
-  it('stop (POST /tasks/{session}/cancel) ends the run within 2 s, stops the model stream and records the turn as cancelled; closing the stream alone does not', async () => {
+  it('stop (POST /tasks/{session}/cancel) ends the run within 2 s, stops the model stream and records the turn as cancelled', async () => {
     const agentId = await createAgent(api, llmCanvas());
     fake.behaviour.answer = fixedAnswer(Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '));
     fake.behaviour.tokenDelayMs = 100;
@@ -229,6 +240,30 @@ describe('agents: runs over HTTP (the worker is a separate `cairn worker` proces
     const stored = (await api.get(`/agents/${agentId}/sessions/${session.id}`)).body.data.message.at(-1);
     assert.equal(stored.status, 'cancelled');
     assert.equal(stored.content, 'Task has been canceled');
+  });
+
+  it('closing the HTTP stream is not a cancel: the turn runs to its end and is recorded', async () => {
+    const agentId = await createAgent(api, llmCanvas());
+    fake.behaviour.answer = fixedAnswer('one two three four five six');
+    fake.behaviour.tokenDelayMs = 100;
+    const session = (await api.post(`/agents/${agentId}/sessions`, {})).body.data;
+    const controller = new AbortController();
+    const res = await fetch(new URL('/api/v1/agents/chat/completions', api.url), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${api.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ agent_id: agentId, session_id: session.id, query: 'go', stream: true }),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('"event":"message"')) text += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    const stored = await eventually(async () => {
+      const last = (await api.get(`/agents/${agentId}/sessions/${session.id}`)).body.data.message.at(-1);
+      return last.role === 'assistant' && last.content !== 'Hi, I am an agent.' ? last : undefined;
+    }, 10_000, 100);
+    assert.equal(stored.content, 'one two three four five six');
+    assert.equal(stored.status, undefined);
   });
 
   it('the bot route streams by default and passes chat_template_kwargs to the model call', async () => {

@@ -161,24 +161,36 @@ class Client:
         return [Chat(self, c) for c in items_of(data, "chats")]
 
     # ------------------------------------------------------------------ agents
-    def list_agents(self, page: int = 1, page_size: int = 30, orderby: str = "update_time", desc: bool = True) -> list["Agent"]:
-        params = {"page": page, "page_size": page_size, "orderby": orderby, "desc": desc}
+    def list_agents(self, page: int = 1, page_size: int = 30, orderby: str = "update_time", desc: bool = True,
+                    id: str | None = None, title: str | None = None, keywords: str | None = None) -> list["Agent"]:
+        """Agents the caller may use (always a list): ``id``/``title`` filter exactly, ``keywords`` is a
+        case-insensitive search in titles; ``orderby`` update_time (default), create_time or title."""
+        params = {"page": page, "page_size": page_size, "orderby": orderby, "desc": desc,
+                  "id": id, "title": title, "keywords": keywords}
         data = self._call("GET", "/agents", params=params).get("data") or []
         return [Agent(self, a) for a in items_of(data, "canvas", "agents")]
 
     def get_agent(self, agent_id: str) -> "Agent":
         return Agent(self, self._call("GET", f"/agents/{agent_id}")["data"])
 
-    def create_agent(self, title: str, dsl: dict, description: str | None = None, canvas_type: str | None = None) -> None:
-        body = drop_none({"title": title, "dsl": dsl, "description": description, "canvas_type": canvas_type})
-        self._call("POST", "/agents", json=body)
+    def create_agent(self, title: str, dsl: dict, description: str | None = None, canvas_type: str | None = None,
+                     release: bool | None = None) -> "Agent":
+        """Creates an agent from a canvas DSL; ``release=True`` also publishes it. RAGFlow's SDK returns
+        nothing here; the new :class:`Agent` is returned (code that ignores the result is unaffected).
+        A title already used (case-insensitively) or an invalid DSL raise CairnError 400."""
+        body = drop_none({"title": title, "dsl": plain(dsl), "description": description, "canvas_type": canvas_type,
+                          "release": release})
+        return Agent(self, self._call("POST", "/agents", json=body).get("data") or {})
 
     def update_agent(self, agent_id: str, title: str | None = None, description: str | None = None,
-                     dsl: dict | None = None, canvas_type: str | None = None) -> None:
-        body = drop_none({"title": title, "description": description, "dsl": dsl, "canvas_type": canvas_type})
+                     dsl: dict | None = None, canvas_type: str | None = None, release: bool | None = None) -> None:
+        """Changes only the given fields (None: unchanged); ``release=True`` publishes the result."""
+        body = drop_none({"title": title, "description": description, "dsl": plain(dsl), "canvas_type": canvas_type,
+                          "release": release})
         self._call("PUT", f"/agents/{agent_id}", json=body)
 
     def delete_agent(self, agent_id: str) -> None:
+        """Deletes the agent and its sessions."""
         self._call("DELETE", f"/agents/{agent_id}", json={})
 
     # ------------------------------------------------------------------ memories

@@ -8,7 +8,7 @@ import requests
 
 from .base import Base, check, drop_none
 from .errors import CairnError
-from .message import Message, reference_chunks
+from .message import Message, reference_chunks, reference_doc_aggs
 from .sse import iter_events
 
 if TYPE_CHECKING:
@@ -30,18 +30,36 @@ class Session(Base):
         self.__dict__.setdefault("messages", messages)
         self._session_type = "agent" if self.agent_id and not self.chat_id else "chat"
 
-    def ask(self, question: str = "", stream: bool = False, **kwargs: Any) -> Message | Iterator[Message]:
-        """Asks a question in this session.
+    def ask(self, question: str = "", stream: bool = False, inputs: dict | None = None, release: Any = None,
+            return_trace: Any = None, **kwargs: Any) -> Message | Iterator[Message]:
+        """Asks a question in this session (RAGFlow's signature).
 
         Returns a :class:`Message` when ``stream`` is false, else an iterator of Messages whose
-        ``content`` is the full answer so far (the last one carries the references). Extra keyword
-        arguments are the values of the assistant's custom prompt variables (chat sessions) or
-        agent parameters such as ``inputs``, ``release``, ``return_trace`` (agent sessions).
+        ``content`` is the full answer so far (the last one carries the references).
+
+        Chat sessions: extra keyword arguments are the values of the assistant's custom prompt variables.
+
+        Agent sessions: ``inputs`` answers the Begin component's fields on the first turn, or the form of
+        a paused run (``{field: {"value": v}}`` or ``{field: v}``); ``release`` runs the published version;
+        ``return_trace`` adds the execution trace (``message.trace``); other keyword arguments
+        (``user_id``, ``files``, ``chat_template_kwargs``...) go into the request as they are. A run that
+        pauses for input returns (or ends with) a Message whose ``user_inputs`` is the form
+        (``{field: definition}``) and ``tips`` its text; answer it with ``ask(inputs={...})``.
         """
         if self._session_type == "agent":
-            return self._ask_agent(question, stream, **kwargs)
+            return self._ask_agent(question, stream, inputs=inputs, release=release, return_trace=return_trace, **kwargs)
+        # Chat sessions have no such parameters: given values are prompt variables of those names.
+        kwargs.update(drop_none({"inputs": inputs, "release": release, "return_trace": return_trace}))
         body = {"question": question, "stream": stream, "session_id": self.id, **kwargs}
-        return self._converse(f"/chats/{self.chat_id}/completions", body, stream, agent=False)
+        return self._converse(f"/chats/{self.chat_id}/completions", body, stream)
+
+    def cancel(self) -> bool:
+        """Stops this agent session's running turn (``POST /tasks/{session_id}/cancel``; the task id is the
+        session id). True when a turn was running; closing a stream alone does not stop the run."""
+        data = self.rag._call("POST", f"/tasks/{self.id}/cancel", json={}).get("data")
+        if isinstance(data, dict):
+            return bool(data.get("cancelled"))
+        return bool(data)
 
     def _ask_agent(self, question: str, stream: bool, inputs: dict | None = None, release: Any = None,
                    return_trace: Any = None, **kwargs: Any) -> Message | Iterator[Message]:
@@ -51,24 +69,32 @@ class Session(Base):
             "stream": stream,
             "session_id": self.id,
             "openai-compatible": False,
-            **drop_none({"inputs": inputs, "release": release, "return_trace": return_trace}),
+            **drop_none({"inputs": _plain_inputs(inputs), "release": release, "return_trace": return_trace}),
             **kwargs,
         }
-        return self._converse("/agents/chat/completions", body, stream, agent=True)
+        res = self.rag.post("/agents/chat/completions", json=body, stream=stream)
+        if not stream:
+            return self._agent_message(check(res).get("data"))
+        res = self._stream_or_raise(res)
+        return self._agent_stream(res, trace=bool(return_trace))
 
-    def _converse(self, path: str, body: dict, stream: bool, agent: bool) -> Message | Iterator[Message]:
+    def _converse(self, path: str, body: dict, stream: bool) -> Message | Iterator[Message]:
         res = self.rag.post(path, json=body, stream=stream)
         if not stream:
-            data = check(res).get("data")
-            return self._agent_message(data) if agent else self._chat_message(data, "")
+            return self._chat_message(check(res).get("data"), "")
+        return self._chat_stream(self._stream_or_raise(res))
+
+    @staticmethod
+    def _stream_or_raise(res: requests.Response) -> requests.Response:
+        """The response of a streamed request; an error envelope instead of a stream raises here, at the call."""
         content_type = res.headers.get("Content-Type", "")
         if res.status_code >= 400 or "json" in content_type:
             try:
-                check(res)  # an error envelope instead of a stream raises here, at the call
+                check(res)
             finally:
                 res.close()
             res = _replay(res)
-        return self._agent_stream(res) if agent else self._chat_stream(res)
+        return res
 
     # ------------------------------------------------------------------ chat answers
     def _chat_message(self, data: Any, previous: str) -> Message:
@@ -100,9 +126,11 @@ class Session(Base):
 
     # ------------------------------------------------------------------ agent answers
     def _agent_message(self, data: Any) -> Message:
+        """The non-stream answer: the run's last event, its ``data`` holding the whole content, the
+        reference, and ``structured``/``trace``/``usage`` when there are some."""
         if not isinstance(data, dict):
             raise CairnError(str(data), code=500)
-        inner = data.get("data") if isinstance(data.get("data"), dict) else data
+        inner = data.get("data") if isinstance(data.get("data"), dict) else {}
         fields = {k: v for k, v in data.items() if k != "data"}
         fields.update({
             "content": inner.get("content") or "",
@@ -111,25 +139,92 @@ class Session(Base):
             "session_id": data.get("session_id") or self.id,
             "id": data.get("message_id") or data.get("id"),
         })
-        for key in ("structured", "trace"):
-            if key in inner:
+        doc_aggs = reference_doc_aggs(inner.get("reference"))
+        if doc_aggs:
+            fields["doc_aggs"] = doc_aggs
+        for key in ("structured", "trace", "usage", "outputs", "elapsed_time", "tips"):
+            if inner.get(key) is not None:
                 fields[key] = inner[key]
+        if data.get("event") == "user_inputs":
+            fields["user_inputs"] = inner.get("inputs") or {}
         return Message(self.rag, fields)
 
-    def _agent_stream(self, res: requests.Response) -> Iterator[Message]:
+    def _agent_stream(self, res: requests.Response, trace: bool = False) -> Iterator[Message]:
+        """Messages of a streamed agent run.
+
+        The service sends canvas events whose ``message`` content is a delta; each yielded Message carries
+        the whole text so far (reasoning between ``<think>``/``</think>``, as in the non-stream answer):
+        one per ``message`` event, one at ``message_end`` (with the reference), one at ``user_inputs``
+        (the run paused: ``user_inputs``, ``tips``) and a last one at ``workflow_finished`` (content,
+        reference, ``structured``, ``usage``, and ``trace`` when asked). The stream is read to its end,
+        so once the loop is over the turn is over too.
+        """
         content = ""
+        reference: Any = None
+        state: dict[str, Any] = {}
+        structured: dict[str, Any] = {}
+        steps: list[dict] = []
+
+        def message(frame: dict, event: str, **extra: Any) -> Message:
+            fields = {k: v for k, v in frame.items() if k != "data"}
+            fields.update({
+                "event": event,
+                "content": content,
+                "reference": reference_chunks(reference),
+                "role": "assistant",
+                "session_id": frame.get("session_id") or self.id,
+                "id": frame.get("message_id") or frame.get("id"),
+                **state,
+                **extra,
+            })
+            doc_aggs = reference_doc_aggs(reference)
+            if doc_aggs:
+                fields["doc_aggs"] = doc_aggs
+            return Message(self.rag, fields)
+
         try:
             for frame in iter_events(res.iter_lines()):
                 event = frame.get("event")
                 data = frame.get("data") if isinstance(frame.get("data"), dict) else {}
                 if event == "message":
-                    piece = data.get("content") or ""
-                    # Cumulative (spec) or delta (RAGFlow) content: either way the message is the full text so far.
-                    content = piece if content and piece.startswith(content) else content + piece
-                    yield self._agent_message({**frame, "data": {**data, "content": content}})
+                    before = content
+                    if data.get("start_to_think"):
+                        content += "<think>"
+                    elif data.get("end_to_think"):
+                        content += "</think>"
+                    piece = data.get("content")
+                    if isinstance(piece, str):
+                        content += piece
+                    if content != before:
+                        yield message(frame, event)
                 elif event == "message_end":
-                    yield self._agent_message({**frame, "data": {**data, "content": content}})
-                    return
+                    if data.get("reference"):
+                        reference = data["reference"]
+                    yield message(frame, event)
+                elif event == "user_inputs":
+                    state["user_inputs"] = data.get("inputs") or {}
+                    if data.get("tips") is not None:
+                        state["tips"] = data["tips"]
+                    yield message(frame, event)
+                elif event == "node_finished":
+                    outputs = data.get("outputs") if isinstance(data.get("outputs"), dict) else {}
+                    if outputs.get("structured") is not None:
+                        structured[data.get("component_id")] = outputs["structured"]
+                    if isinstance(data.get("trace"), list):  # a server that sends the trace so far
+                        steps[:] = data["trace"]
+                    else:
+                        steps.append({"component_id": data.get("component_id"), "trace": [data]})
+                elif event == "workflow_finished":
+                    extra: dict[str, Any] = {}
+                    if structured:
+                        extra["structured"] = structured
+                    if data.get("usage") is not None:
+                        extra["usage"] = data["usage"]
+                    if data.get("outputs") is not None:
+                        extra["outputs"] = data["outputs"]
+                    if trace:
+                        extra["trace"] = list(steps)
+                    yield message(frame, event, **extra)
         finally:
             res.close()
 
@@ -143,6 +238,21 @@ class Session(Base):
         data = res.get("data")
         self._update_from_dict(self.rag, data if isinstance(data, dict) else update_message)
         return self
+
+
+def _plain_inputs(inputs: Any) -> Any:
+    """``inputs`` as the service takes them, ``{field: {"value": v, ...}}``: a value that is not a dict is
+    wrapped as ``{"value": v}``; resource objects (e.g. a ``user_inputs`` form sent back) become dicts."""
+    if isinstance(inputs, Base):
+        inputs = inputs.to_json()
+    if not isinstance(inputs, dict):
+        return inputs
+    out = {}
+    for key, value in inputs.items():
+        if isinstance(value, Base):
+            value = value.to_json()
+        out[key] = value if isinstance(value, dict) else {"value": value}
+    return out
 
 
 def _replay(res: requests.Response) -> requests.Response:

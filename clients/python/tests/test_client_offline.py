@@ -89,20 +89,103 @@ def test_a_final_frame_without_text_keeps_the_text_so_far(offline):
     assert [m.content for m in session._chat_stream(res)] == ["All done", "All done"]
 
 
-def test_agent_stream_content_is_cumulative_for_delta_and_cumulative_servers(offline):
+def event(name: str, data: dict, **envelope) -> bytes:
+    return ("data:" + json.dumps({"event": name, "message_id": "m1", "session_id": "s1", "task_id": "s1",
+                                  "data": data, **envelope})).encode()
+
+
+def test_agent_stream_messages_carry_the_full_text_so_far(offline):
     session = Session(offline, {"id": "s1", "agent_id": "a1"})
-    deltas = FakeResponse([
-        json.dumps({"event": "message", "data": {"content": "Hel"}}).encode(),
-        json.dumps({"event": "node_finished", "data": {}}).encode(),
-        json.dumps({"event": "message", "data": {"content": "lo"}}).encode(),
-        json.dumps({"event": "message_end", "data": {"reference": {"chunks": [{"id": "k"}]}}}).encode(),
+    ref = {"chunks": [{"id": "k", "content": "granite"}], "doc_aggs": [{"doc_id": "d", "doc_name": "a.txt", "count": 1}], "total": 1}
+    res = FakeResponse([
+        event("workflow_started", {"inputs": {}}),
+        event("node_started", {"component_id": "begin"}),
+        event("message", {"content": "ha"}),
+        event("message", {"content": ""}),
+        event("message", {"content": "ha"}),
+        event("message_end", {"reference": ref}),
+        event("node_finished", {"component_id": "LLM:Answer", "outputs": {"content": "haha", "structured": {"n": 1}}}),
+        event("workflow_finished", {"outputs": {"content": "haha"}, "usage": {"total_tokens": 3}}),
+        b"data:[DONE]",
     ])
-    assert [m.content for m in session._agent_stream(deltas)] == ["Hel", "Hello", "Hello"]
-    cumulative = FakeResponse([
-        json.dumps({"event": "message", "data": {"content": "Hel"}}).encode(),
-        json.dumps({"event": "message", "data": {"content": "Hello"}}).encode(),
+    messages = list(session._agent_stream(res))
+    assert [(m.event, m.content) for m in messages] == [
+        ("message", "ha"), ("message", "haha"), ("message_end", "haha"), ("workflow_finished", "haha"),
+    ]  # deltas are appended, even when one repeats the text so far
+    assert messages[0].reference == []
+    assert messages[-2].reference == ref["chunks"] and messages[-1].reference == ref["chunks"]
+    assert messages[-1].doc_aggs == ref["doc_aggs"]
+    assert messages[-1].structured == {"LLM:Answer": {"n": 1}}
+    assert messages[-1].usage == {"total_tokens": 3}
+    assert messages[-1].trace is None  # only when asked for
+    assert all(m.id == "m1" and m.session_id == "s1" and m.role == "assistant" for m in messages)
+    assert res.closed
+
+
+def test_agent_stream_reasoning_is_wrapped_in_think_tags(offline):
+    session = Session(offline, {"id": "s1", "agent_id": "a1"})
+    res = FakeResponse([
+        event("message", {"content": "", "start_to_think": True}),
+        event("message", {"content": "hmm"}),
+        event("message", {"content": "", "end_to_think": True}),
+        event("message", {"content": "Yes."}),
+        b"data:[DONE]",
     ])
-    assert [m.content for m in session._agent_stream(cumulative)] == ["Hel", "Hello"]
+    assert [m.content for m in session._agent_stream(res)][-1] == "<think>hmm</think>Yes."
+
+
+def test_agent_stream_pause_exposes_the_form(offline):
+    session = Session(offline, {"id": "s1", "agent_id": "a1"})
+    form = {"city": {"name": "City", "type": "line", "value": None}}
+    res = FakeResponse([event("user_inputs", {"inputs": form, "tips": "Where to?"}), b"data:[DONE]"])
+    [paused] = list(session._agent_stream(res))
+    assert (paused.event, paused.user_inputs, paused.tips, paused.content) == ("user_inputs", form, "Where to?", "")
+
+
+def test_agent_stream_trace_when_asked(offline):
+    session = Session(offline, {"id": "s1", "agent_id": "a1"})
+    lines = [
+        event("node_finished", {"component_id": "begin", "outputs": {}}),
+        event("message", {"content": "x"}),
+        event("node_finished", {"component_id": "Message:Out", "outputs": {"content": "x"}}),
+        event("workflow_finished", {}),
+    ]
+    last = list(session._agent_stream(FakeResponse(lines), trace=True))[-1]
+    assert [t["component_id"] for t in last.trace] == ["begin", "Message:Out"]
+    assert last.trace[0]["trace"][0]["component_id"] == "begin"
+
+
+def test_agent_stream_error_frame_raises(offline):
+    session = Session(offline, {"id": "s1", "agent_id": "a1"})
+    res = FakeResponse([event("message", {"content": "x"}), b'data:{"code": 500, "message": "LLM:Answer failed", "data": false}'])
+    stream = session._agent_stream(res)
+    assert next(stream).content == "x"
+    with pytest.raises(CairnError) as e:
+        next(stream)
+    assert (e.value.code, e.value.message) == (500, "LLM:Answer failed")
+    assert res.closed
+
+
+def test_agent_non_stream_answer(offline):
+    session = Session(offline, {"id": "s1", "agent_id": "a1"})
+    data = {"event": "workflow_finished", "message_id": "m1", "session_id": "s1", "task_id": "s1",
+            "data": {"content": "Hello", "reference": {"chunks": {"k": {"id": "k"}}, "doc_aggs": {}},
+                     "structured": {"LLM:A": {"x": 1}}, "trace": [{"component_id": "begin", "trace": []}],
+                     "usage": {"total_tokens": 2}}}
+    m = session._agent_message(data)
+    assert (m.content, m.id, m.session_id, m.event) == ("Hello", "m1", "s1", "workflow_finished")
+    assert m.reference == [{"id": "k"}]
+    assert m.structured == {"LLM:A": {"x": 1}} and m.trace[0]["component_id"] == "begin" and m.usage == {"total_tokens": 2}
+    assert m.user_inputs is None
+    paused = session._agent_message({"event": "user_inputs", "message_id": "m2", "data": {"content": "", "inputs": {"f": {}}, "tips": "t"}})
+    assert (paused.user_inputs, paused.tips) == ({"f": {}}, "t")
+
+
+def test_agent_inputs_are_sent_as_value_objects():
+    from cairn.session import _plain_inputs
+
+    assert _plain_inputs({"a": "x", "b": {"value": 2, "type": "integer"}}) == {"a": {"value": "x"}, "b": {"value": 2, "type": "integer"}}
+    assert _plain_inputs(None) is None
 
 
 # ---------------------------------------------------------------------- resource objects

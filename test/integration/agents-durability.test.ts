@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { fixedAnswer, startFakeOpenAI, type FakeOpenAI } from '../fakes/index.js';
+import type { Api } from './client.js';
+import { userWithModel } from './chat-helpers.js';
+import { createAgent, llmCanvas } from './agent-helpers.js';
+import { harness } from './harness.js';
+
+/** Reads an SSE body frame by frame. */
+async function* frames(res: Response): AsyncGenerator<any> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut).trim();
+      buffer = buffer.slice(cut + 2);
+      if (!block.startsWith('data:')) continue;
+      const payload = block.slice(5).trim();
+      yield payload === '[DONE]' ? payload : JSON.parse(payload);
+    }
+  }
+}
+
+describe('agents: durable runs', function () {
+  this.timeout(180_000);
+  let fake: FakeOpenAI;
+  let api: Api;
+  const answer = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
+
+  before(async () => {
+    fake = await startFakeOpenAI({ answer: fixedAnswer(answer), tokenDelayMs: 100 });
+    ({ api } = await userWithModel('durable', fake.baseUrl));
+  });
+  after(() => fake.close());
+
+  it('a worker killed with SIGKILL mid-stream: the run resumes on another worker, the caller gets the whole answer once and the session holds each message once', async () => {
+    const h = await harness();
+    const agentId = await createAgent(api, llmCanvas());
+    const res = await fetch(new URL('/api/v1/agents/chat/completions', api.url), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${api.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ agent_id: agentId, query: 'long answer', stream: true }),
+    });
+    const events: any[] = [];
+    let killed = false;
+    for await (const frame of frames(res)) {
+      if (frame === '[DONE]') break;
+      events.push(frame);
+      if (!killed && frame.event === 'message' && frame.data.content) {
+        killed = true;
+        await h.killWorker();
+      }
+    }
+    assert.ok(killed, 'the worker was killed while the answer streamed');
+    assert.ok(!events.some((e) => e.code), `no error frame: ${JSON.stringify(events.filter((e) => e.code))}`);
+    const text = events.filter((e) => e.event === 'message').map((e) => e.data.content).join('');
+    assert.equal(text, answer, 'the streamed text is the whole answer, nothing repeated');
+    assert.ok(events.some((e) => e.event === 'workflow_finished'));
+    const session = (await api.get(`/agents/${agentId}/sessions/${events[0].session_id}`)).body.data;
+    assert.deepEqual(session.message.map((m: any) => [m.role, m.content]), [
+      ['assistant', 'Hi, I am an agent.'],
+      ['user', 'long answer'],
+      ['assistant', answer],
+    ]);
+  });
+});

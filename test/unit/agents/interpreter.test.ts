@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { runCanvas, type CallOptions, type Executor } from '../../../src/agents/interpreter.js';
+import type { CanvasDsl } from '../../../src/agents/dsl.js';
+import type { AgentRunInput, ComponentCall, ComponentResult } from '../../../src/agents/run-types.js';
+import type { RunEvent } from '../../../src/events/types.js';
+
+type Row = [string, string, Record<string, unknown>, string[]];
+
+function dsl(rows: Row[]): CanvasDsl {
+  const components: CanvasDsl['components'] = {};
+  for (const [id, name, params, downstream] of rows) components[id] = { obj: { component_name: name, params }, downstream, upstream: [] };
+  return { components, globals: {}, history: [], path: [], retrieval: [] };
+}
+
+/** An executor whose I/O components answer from `answer`; records calls and events. */
+function fakeExecutor(answer: (call: ComponentCall, options: CallOptions) => ComponentResult | Promise<ComponentResult>) {
+  const calls: { call: ComponentCall; options: CallOptions }[] = [];
+  const events: RunEvent[] = [];
+  let clock = 1_700_000_000_000;
+  const exec: Executor = {
+    call: async (call, options) => {
+      calls.push({ call, options });
+      return answer(call, options);
+    },
+    emit: (e) => events.push(...e),
+    now: () => (clock += 10),
+    random: () => 0,
+  };
+  return { exec, calls, events };
+}
+
+function input(canvas: CanvasDsl, query = 'hi', inputs = {}): AgentRunInput {
+  return { runKey: 'r1', agentId: 'a', sessionId: 's', tenantId: 't', createdAt: 1, canvas, names: {}, request: { query, inputs, files: [], userId: 'u' } };
+}
+
+const kinds = (events: RunEvent[]) => events.map((e) => (e.event.startsWith('node_') ? `${e.event}:${(e.data as any).component_id}` : e.event));
+
+describe('canvas interpreter', () => {
+  it('an LLM whose downstream Message shows its content runs inside that Message (its tokens stream), and finishes after it', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['LLM:a']],
+      ['LLM:a', 'LLM', { sys_prompt: 'S', prompts: [{ role: 'user', content: 'Q: {sys.query}' }] }, ['Message:m']],
+      ['Message:m', 'Message', { content: ['> {LLM:a@content}'] }, []],
+    ]);
+    const { exec, calls, events } = fakeExecutor((call) => {
+      assert.equal(call.kind, 'Message');
+      return { outputs: { content: '> hello' }, producers: { 'LLM:a': { outputs: { content: 'hello' } } } };
+    });
+    const outcome = await runCanvas(input(canvas), exec);
+    assert.equal(outcome.status, 'finished');
+    assert.equal(outcome.answer, '> hello');
+    assert.equal(calls.length, 1);
+    const call = calls[0]!.call as Extract<ComponentCall, { kind: 'Message' }>;
+    assert.deepEqual(call.pieces, [{ text: '> ' }, { producer: 'LLM:a', path: 'content' }]);
+    assert.deepEqual(call.producers['LLM:a']!.messages, [
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'Q: hi' },
+    ]);
+    assert.equal(calls[0]!.options.stream, true);
+    assert.deepEqual(kinds(events), [
+      'workflow_started',
+      'node_started:begin',
+      'node_finished:begin',
+      'node_started:LLM:a',
+      'node_started:Message:m',
+      'message_end',
+      'node_finished:LLM:a',
+      'node_finished:Message:m',
+      'workflow_finished',
+    ]);
+    assert.deepEqual(outcome.canvas.history, [['user', 'hi'], ['assistant', '> hello']]);
+  });
+
+  it('an LLM with structured output runs on its own (the whole answer is needed first)', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['LLM:a']],
+      ['LLM:a', 'LLM', { outputs: { structured: { schema: { type: 'object', properties: { x: { type: 'number' } } } } } }, ['Message:m']],
+      ['Message:m', 'Message', { content: ['x={LLM:a@structured.x}'] }, []],
+    ]);
+    const { exec, calls } = fakeExecutor(() => ({ outputs: { content: '{"x":2}', structured: { x: 2 } } }));
+    const outcome = await runCanvas(input(canvas), exec);
+    assert.equal(calls[0]!.call.kind, 'LLM');
+    assert.deepEqual((calls[0]!.call as any).schema, { type: 'object', properties: { x: { type: 'number' } } });
+    assert.equal(outcome.answer, 'x=2');
+  });
+
+  it('a component that reads two upstreams waits until both have run (the implicit join)', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['Retrieval:a', 'Retrieval:b']],
+      ['Retrieval:a', 'Retrieval', { kb_ids: ['d'] }, ['Message:m']],
+      ['Retrieval:b', 'Retrieval', { kb_ids: ['d'], timeout: 1 }, ['Message:m']],
+      ['Message:m', 'Message', { content: ['{Retrieval:a@formalized_content}+{Retrieval:b@formalized_content}'] }, []],
+    ]);
+    const { exec, calls } = fakeExecutor((call) => ({ outputs: { formalized_content: call.id } }));
+    const outcome = await runCanvas(input(canvas), exec);
+    assert.equal(outcome.answer, 'Retrieval:a+Retrieval:b');
+    assert.deepEqual(calls.map((c) => c.options.timeoutSec), [12, 1], 'Retrieval defaults to 12 s; `timeout` overrides it');
+  });
+
+  it('a failed component with exception_method goto continues at exception_goto', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['Retrieval:a']],
+      ['Retrieval:a', 'Retrieval', { kb_ids: ['d'], exception_method: 'goto', exception_goto: ['Message:sorry'] }, ['Message:ok']],
+      ['Message:ok', 'Message', { content: ['ok'] }, []],
+      ['Message:sorry', 'Message', { content: ['sorry: {Retrieval:a@_ERROR}'] }, []],
+    ]);
+    const { exec } = fakeExecutor(() => ({ outputs: {}, error: 'boom' }));
+    const outcome = await runCanvas(input(canvas), exec);
+    assert.equal(outcome.status, 'finished');
+    assert.equal(outcome.answer, 'sorry: boom');
+  });
+
+  it('a failed component without an exception method ends the run with an error naming it', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['Retrieval:a']],
+      ['Retrieval:a', 'Retrieval', { kb_ids: ['d'] }, []],
+    ]);
+    const { exec, events } = fakeExecutor(() => ({ outputs: {}, error: 'no dataset' }));
+    const outcome = await runCanvas(input(canvas), exec);
+    assert.equal(outcome.status, 'failed');
+    assert.equal(outcome.error, "Component 'Retrieval:a' (Retrieval) failed: no dataset");
+    assert.equal(events.at(-1)!.event, 'run_error');
+    assert.ok(!events.some((e) => e.event === 'workflow_finished'));
+  });
+
+  it('a canvas that loops without end is stopped', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['Switch:a']],
+      ['Switch:a', 'Switch', { conditions: [], end_cpn_ids: ['Switch:b'] }, []],
+      ['Switch:b', 'Switch', { conditions: [], end_cpn_ids: ['Switch:a'] }, []],
+    ]);
+    const { exec } = fakeExecutor(() => ({ outputs: {} }));
+    const outcome = await runCanvas(input(canvas), exec);
+    assert.equal(outcome.status, 'failed');
+    assert.match(outcome.error!, /loops without end/);
+  });
+
+  it('a UserFillUp with unanswered fields pauses; the next turn with inputs resumes at it and keeps earlier outputs', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['Retrieval:a']],
+      ['Retrieval:a', 'Retrieval', { kb_ids: ['d'] }, ['UserFillUp:f']],
+      ['UserFillUp:f', 'UserFillUp', { inputs: { ok: { name: 'ok', type: 'line' } }, tips: 'Found {Retrieval:a@formalized_content}. OK?' }, ['Message:m']],
+      ['Message:m', 'Message', { content: ['{UserFillUp:f@ok} / {Retrieval:a@formalized_content}'] }, []],
+    ]);
+    const first = fakeExecutor(() => ({ outputs: { formalized_content: 'X' } }));
+    const paused = await runCanvas(input(canvas), first.exec);
+    assert.equal(paused.status, 'paused');
+    const ask = first.events.find((e) => e.event === 'user_inputs')!;
+    assert.deepEqual(ask.data, { inputs: { ok: { name: 'ok', type: 'line', value: null } }, tips: 'Found X. OK?' });
+    assert.deepEqual(paused.canvas.path, ['UserFillUp:f']);
+
+    const second = fakeExecutor(() => assert.fail('nothing runs again before the UserFillUp'));
+    const resumed = await runCanvas(input(paused.canvas, '', { ok: { value: 'yes' } }), second.exec);
+    assert.equal(resumed.status, 'finished');
+    assert.equal(resumed.answer, 'yes / X');
+    assert.ok(!second.events.some((e) => e.event === 'workflow_started'));
+  });
+
+  it('sampling settings follow the *Enabled flags; numbers given as text are numbers', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['LLM:a']],
+      ['LLM:a', 'LLM', { temperature: '0.1', temperatureEnabled: true, top_p: 0.5, topPEnabled: false, max_tokens: 64 }, []],
+    ]);
+    const { exec, calls } = fakeExecutor(() => ({ outputs: { content: '' } }));
+    await runCanvas(input(canvas), exec);
+    assert.deepEqual((calls[0]!.call as any).settings, { temperature: 0.1, max_tokens: 64 });
+  });
+
+  it('the history window sends the last n exchanges before the question', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['LLM:a']],
+      ['LLM:a', 'LLM', { message_history_window_size: 1 }, []],
+    ]);
+    canvas.history = [['user', 'q1'], ['assistant', 'a1'], ['user', 'q2'], ['assistant', 'a2']];
+    const { exec, calls } = fakeExecutor(() => ({ outputs: { content: '' } }));
+    await runCanvas(input(canvas, 'q3'), exec);
+    assert.deepEqual((calls[0]!.call as any).messages, [
+      { role: 'user', content: 'q2' },
+      { role: 'assistant', content: 'a2' },
+      { role: 'user', content: 'q3' },
+    ]);
+  });
+});
