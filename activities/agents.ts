@@ -67,7 +67,7 @@ export function agentActivities(deps: ActivityDeps) {
             }).catch((err: unknown) => {
               throw new ProducerError(piece.producer, err);
             });
-            done = producers[piece.producer] = { outputs: result.outputs, usage: result.usage, reference: result.reference };
+            done = producers[piece.producer] = { outputs: result.outputs, usage: result.usage, reference: result.reference, trace: result.trace };
             if (streamIt) {
               content += String(result.outputs.content ?? '');
               continue;

@@ -182,7 +182,7 @@ class CanvasRun {
     this.startedAt[id] = this.exec.now();
   }
 
-  private nodeFinished(id: string, outputs: Outputs, error?: string): void {
+  private nodeFinished(id: string, outputs: Outputs, error?: string, toolCalls?: unknown[]): void {
     const def = this.def(id);
     const began = this.startedAt[id] ?? this.exec.now();
     const elapsed = (this.exec.now() - began) / 1000;
@@ -195,6 +195,7 @@ class CanvasRun {
       error: error ?? null,
       elapsed_time: elapsed,
       created_at: Math.floor(began / 1000),
+      ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
     });
   }
 
@@ -351,7 +352,7 @@ class CanvasRun {
       const outputs = { ...p.outputs, ...(p.error ? { [ERROR_OUTPUT]: p.error } : {}) };
       this.outputs[pid] = outputs;
       if (p.error && !result.error) [result.error, culprit] = [p.error, pid];
-      return () => this.nodeFinished(pid, outputs, p.error);
+      return () => this.nodeFinished(pid, outputs, p.error, p.trace);
     });
     const outputs: Outputs = { ...result.outputs };
     let next: string[] = def.downstream;
@@ -385,7 +386,7 @@ class CanvasRun {
     }
     // As in RAGFlow, a streamed producer finishes after the Message that showed its tokens.
     for (const finished of produced) finished();
-    this.nodeFinished(id, outputs, result.error);
+    this.nodeFinished(id, outputs, result.error, result.trace);
     this.appendToPath(next);
     return undefined;
   }

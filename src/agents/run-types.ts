@@ -105,7 +105,7 @@ export interface ComponentResult {
   reference?: ReferenceBucket;
   usage?: Usage;
   /** For a Message with deferred producers: their outputs. */
-  producers?: Record<string, { outputs: Outputs; error?: string; usage?: Usage; reference?: ReferenceBucket }>;
+  producers?: Record<string, { outputs: Outputs; error?: string; usage?: Usage; reference?: ReferenceBucket; trace?: unknown[] }>;
   /** Tool calls made (Agent), for `trace`. */
   trace?: unknown[];
 }

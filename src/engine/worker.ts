@@ -10,7 +10,7 @@ export interface RunningWorker {
 let runtimeInstalled = false;
 
 /** The SDK logs to the console; only its warnings are worth an operator's attention. */
-function installRuntimeOnce(): void {
+export function installRuntimeOnce(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {

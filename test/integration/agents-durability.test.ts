@@ -4,6 +4,11 @@ import type { Api } from './client.js';
 import { userWithModel } from './chat-helpers.js';
 import { createAgent, llmCanvas } from './agent-helpers.js';
 import { harness } from './harness.js';
+import { Client, Connection } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { workflowBundlePath } from '../../src/engine/bundle-workflows.js';
+import { workflowIds } from '../../src/engine/task-queues.js';
+import { installRuntimeOnce } from '../../src/engine/worker.js';
 
 /** Reads an SSE body frame by frame. */
 async function* frames(res: Response): AsyncGenerator<any> {
@@ -66,5 +71,30 @@ describe('agents: durable runs', function () {
       ['user', 'long answer'],
       ['assistant', answer],
     ]);
+  });
+
+  it('tokens never pass through workflow history: a 400-token answer makes as many history events as a 4-token one, and the history replays deterministically', async () => {
+    const h = await harness();
+    const connection = await Connection.connect({ address: h.temporal.address });
+    try {
+      const client = new Client({ connection });
+      const historyOf = async (words: number) => {
+        fake.behaviour = { ...fake.behaviour, answer: fixedAnswer(Array.from({ length: words }, (_, i) => `t${i}`).join(' ')), tokenDelayMs: 0 };
+        const agentId = await createAgent(api, llmCanvas());
+        const res = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'q', stream: false });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const handle = client.workflow.getHandle(workflowIds.agentRun(agentId, res.body.data.session_id));
+        await handle.result();
+        return handle.fetchHistory();
+      };
+      const short = await historyOf(4);
+      const long = await historyOf(400);
+      assert.equal(long.events!.length, short.events!.length);
+      assert.ok(short.events!.length < 40, `${short.events!.length} events for Begin → LLM → Message`);
+      installRuntimeOnce();
+      await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath(h.config.rootDir) } }, long);
+    } finally {
+      await connection.close();
+    }
   });
 });

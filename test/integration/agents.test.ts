@@ -104,6 +104,8 @@ describe('agents: runs over HTTP (the worker is a separate `cairn worker` proces
     assert.equal(end.data.reference.chunks.length, 1);
     assert.match(end.data.reference.chunks[0].content, /mark trails/);
     assert.equal(end.data.reference.chunks[0].document_name, 'cairns.txt');
+    const agentDone = events.find((e) => e.event === 'node_finished' && e.data.component_id === 'Agent:StalePandasDream');
+    assert.deepEqual(agentDone.data.tool_calls.map((c: any) => [c.tool_name, c.arguments]), [['search_my_dateset', { query: 'The user query is what do hikers use cairns for' }]]);
     const toolCall = chatRequests().at(-2)!.body;
     assert.equal(toolCall.tools[0].function.name, 'search_my_dateset');
     const session = (await api.get(`/agents/${agentId}/sessions/${events[0].session_id}`)).body.data;

@@ -4,6 +4,9 @@ import type { RunIds, RunRequest, TurnOutcome } from '../run-types.js';
 import { bucketView } from '../interpreter.js';
 import { nowMs } from '../../time.js';
 
+/** History entries the canvas keeps (50 exchanges): more than any component's history window uses. */
+export const MAX_CANVAS_HISTORY = 100;
+
 /** One message of an agent session, as stored in its `messages` JSON column. */
 export interface AgentMessage {
   id: string;
@@ -43,7 +46,14 @@ export async function recordTurn(store: MetaStore, input: RunIds & { request: Ru
   const references = JSON.parse(row.reference) as unknown[];
   references.push(reference);
   const stored = JSON.parse(row.dsl) as Record<string, unknown>;
-  const canvas = { ...outcome.canvas, graph: stored.graph };
+  // The canvas travels in each turn's workflow input: keep it bounded however long the session runs.
+  // Every turn's messages and references stay in the session's own columns.
+  const canvas = {
+    ...outcome.canvas,
+    history: outcome.canvas.history.slice(-MAX_CANVAS_HISTORY),
+    retrieval: outcome.canvas.retrieval.slice(-1),
+    graph: stored.graph,
+  };
   await store.agentSessions.update(row.id, {
     messages: JSON.stringify(messages),
     reference: JSON.stringify(references),
