@@ -52,6 +52,11 @@ export const COMPONENT_NAMES = [
   'Switch',
   'VariableAggregator',
   'UserFillUp',
+  'Iteration',
+  'IterationItem',
+  'Loop',
+  'LoopItem',
+  'ExitLoop',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 

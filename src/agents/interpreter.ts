@@ -23,6 +23,17 @@ import type {
 } from './run-types.js';
 import { referencedComponents, renderTemplate, resolveParam, resolveRef, splitTemplate, type Scope } from './refs.js';
 import { aggregateVariables, beginOutputs, categorizePrompt, evaluateSwitch, fillUp } from './components/pure.js';
+import {
+  collectPass,
+  containerStates,
+  descendantsOf,
+  enclosing,
+  itemNodeOf,
+  loopEnds,
+  loopVariables,
+  rewriteIterationAliases,
+  startIteration,
+} from './components/containers.js';
 
 export interface CallOptions {
   timeoutSec: number;
@@ -46,8 +57,16 @@ export interface Executor {
 const DEFAULT_TIMEOUT: Record<string, number> = { Retrieval: 12, Agent: 20 * 60, LLM: 10 * 60, Categorize: 10 * 60, Message: 20 * 60 };
 const MODEL_COMPONENTS = new Set(['LLM', 'Agent']);
 const IO_COMPONENTS = new Set(['LLM', 'Agent', 'Retrieval', 'Categorize']);
-/** A run that executes more components than this is stopped: a loop in the graph that never ends. */
-const MAX_STEPS = 500;
+/** A run that executes more batches than this is stopped: a loop in the graph that never ends. */
+const MAX_STEPS = 5000;
+const CONTAINERS = new Set(['Iteration', 'Loop']);
+
+/** A pure component's result may say where the walk goes, or that it ended a container. */
+interface StepResult extends ComponentResult {
+  next?: string[];
+  /** The container (Iteration / Loop) this step finished. */
+  containerDone?: string;
+}
 
 export function emptyBucket(): ReferenceBucket {
   return { chunks: {}, doc_aggs: {} };
@@ -108,10 +127,12 @@ class CanvasRun {
     g['sys.conversation_turns'] = Number(g['sys.conversation_turns'] ?? 0) + 1;
     if (request.query) canvas.history.push(['user', request.query]);
 
+    rewriteIterationAliases(canvas);
     const resumeAt = canvas.path[0];
     const resuming = resumeAt !== undefined && canvas.components[resumeAt]?.obj.component_name === 'UserFillUp' && canvas.paused === true;
     if (!resuming) {
       for (const key of Object.keys(this.outputs)) delete this.outputs[key];
+      canvas.container_state = {};
       this.resetEnv();
       canvas.path = ['begin'];
       canvas.retrieval.push(emptyBucket());
@@ -165,7 +186,9 @@ class CanvasRun {
    */
   private ready(id: string): boolean {
     const def = this.def(id);
-    if (def.obj.component_name === 'VariableAggregator' || def.obj.component_name === 'Begin') return true;
+    const name = def.obj.component_name;
+    // Containers name their children's outputs; VariableAggregator joins alternatives.
+    if (name === 'VariableAggregator' || name === 'Begin' || CONTAINERS.has(name)) return true;
     return referencedComponents(def.obj.params).every((ref) => ref === id || !this.canvas.components[ref] || ref in this.outputs || this.deferred.has(ref));
   }
 
@@ -199,11 +222,11 @@ class CanvasRun {
     });
   }
 
-  private async runBatch(ids: string[], resumed: boolean): Promise<ComponentResult[]> {
+  private async runBatch(ids: string[], resumed: boolean): Promise<StepResult[]> {
     return Promise.all(ids.map((id) => this.runOne(id, resumed)));
   }
 
-  private async runOne(id: string, resumed: boolean): Promise<ComponentResult> {
+  private async runOne(id: string, resumed: boolean): Promise<StepResult> {
     const def = this.def(id);
     const name = def.obj.component_name;
     const params = def.obj.params;
@@ -220,6 +243,12 @@ class CanvasRun {
           return { outputs: aggregateVariables(params, scope) };
         case 'Message':
           return this.runMessage(id, params);
+        case 'Iteration':
+        case 'IterationItem':
+        case 'Loop':
+        case 'LoopItem':
+        case 'ExitLoop':
+          return this.runContainerStep(id, name, params);
       }
       if (MODEL_COMPONENTS.has(name) && this.canDefer(id)) {
         this.deferred.set(id, this.modelCall(id, name as 'LLM' | 'Agent', params));
@@ -231,6 +260,43 @@ class CanvasRun {
       if (this.exec.isFatal?.(err)) throw err;
       return { outputs: {}, error: describeError(err) };
     }
+  }
+
+  /** One step of an Iteration or a Loop: start it, begin or end a pass, or leave it. */
+  private runContainerStep(id: string, name: string, params: Record<string, unknown>): StepResult {
+    const states = containerStates(this.canvas);
+    const scope = this.scope();
+    const parent = this.def(id).parent_id ?? '';
+    switch (name) {
+      case 'Iteration':
+        states[id] = startIteration(params, scope);
+        return { outputs: {}, next: [itemNodeOf(this.canvas, id)] };
+      case 'Loop':
+        states[id] = { pass: -1 };
+        return { outputs: loopVariables(params, scope), next: [itemNodeOf(this.canvas, id)] };
+      case 'ExitLoop': {
+        const loop = enclosing(this.canvas, id, 'Loop');
+        if (!loop) throw new Error('ExitLoop is not inside a Loop');
+        return { outputs: {}, containerDone: loop };
+      }
+    }
+    const state = states[parent];
+    if (!state) throw new Error(`${name} runs only inside its ${name === 'LoopItem' ? 'Loop' : 'Iteration'}`);
+    const parentParams = this.def(parent).obj.params;
+    if (name === 'IterationItem') {
+      if (state.pass >= 0) collectPass(parentParams, state, scope);
+      if (state.pass + 1 >= state.items!.length) {
+        this.outputs[parent] = { ...state.collected };
+        return { outputs: {}, containerDone: parent };
+      }
+    } else if (state.pass >= 0 && loopEnds(parentParams, state, parent, scope)) {
+      return { outputs: {}, containerDone: parent };
+    }
+    state.pass++;
+    // Each pass sees its own values: the previous pass's outputs inside the container are gone.
+    for (const child of descendantsOf(this.canvas, parent)) if (child !== id) delete this.outputs[child];
+    const item = state.items?.[state.pass];
+    return { outputs: name === 'IterationItem' ? { item, index: state.pass, result: item } : { index: state.pass } };
   }
 
   private callOptions(name: string, params: Record<string, unknown>, stream: boolean) {
@@ -337,7 +403,7 @@ class CanvasRun {
    * Records a component's result: outputs, references, usage, events, and where the walk goes next.
    * Returns a terminal outcome when the run must stop.
    */
-  private afterComponent(id: string, result: ComponentResult): { status: 'failed'; error: string } | undefined {
+  private afterComponent(id: string, result: StepResult): { status: 'failed'; error: string } | undefined {
     const def = this.def(id);
     if (this.deferred.has(id)) {
       // Runs later, inside the Message that shows its content; the walk goes on to that Message now.
@@ -375,8 +441,16 @@ class CanvasRun {
         this.nodeFinished(id, outputs, result.error);
         return { status: 'failed', error: `Component '${culprit}' (${this.def(culprit).obj.component_name}) failed: ${result.error}` };
       }
+    } else if (result.next) {
+      next = result.next;
     } else if (Array.isArray(outputs[NEXT_OUTPUT])) {
       next = outputs[NEXT_OUTPUT] as string[];
+    }
+    if (CONTAINERS.has(name) && !result.error) {
+      // A container finishes when its last pass does.
+      this.outputs[id] = { ...this.outputs[id], ...outputs };
+      this.appendToPath(next);
+      return undefined;
     }
     this.outputs[id] = outputs;
     this.lastOutputs = outputs;
@@ -387,8 +461,22 @@ class CanvasRun {
     // As in RAGFlow, a streamed producer finishes after the Message that showed its tokens.
     for (const finished of produced) finished();
     this.nodeFinished(id, outputs, result.error, result.trace);
+    if (result.containerDone) {
+      const container = result.containerDone;
+      this.nodeFinished(container, this.outputs[container] ?? {});
+      next = this.def(container).downstream;
+      if (!next.length) next = this.backEdge(container);
+    } else if (!next.length) {
+      next = this.backEdge(id);
+    }
     this.appendToPath(next);
     return undefined;
+  }
+
+  /** A node without downstream inside a container leads back to the container's item node: the next pass. */
+  private backEdge(id: string): string[] {
+    const parent = this.def(id).parent_id;
+    return parent && this.canvas.components[parent] ? [itemNodeOf(this.canvas, parent)] : [];
   }
 
   /** RAGFlow appends next nodes skipping only one equal to the current last (revisits are allowed). */

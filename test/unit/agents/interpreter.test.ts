@@ -180,4 +180,88 @@ describe('canvas interpreter', () => {
       { role: 'user', content: 'q3' },
     ]);
   });
+
+  describe('containers', () => {
+    type ParentRow = [string, string, Record<string, unknown>, string[], string?];
+    function nested(rows: ParentRow[]): CanvasDsl {
+      const canvas = dsl(rows.map(([id, name, params, down]) => [id, name, params, down]));
+      for (const [id, , , , parent] of rows) if (parent) canvas.components[id]!.parent_id = parent;
+      return canvas;
+    }
+    const echo = (call: ComponentCall): ComponentResult => ({ outputs: { content: `S(${(call as any).messages.at(-1).content})` } });
+
+    it('an Iteration runs its children once per item, each pass seeing its own {item}, and collects the outputs as a list', async () => {
+      const canvas = nested([
+        ['begin', 'Begin', { inputs: { items: { type: 'list' } } }, ['Iteration:it']],
+        ['Iteration:it', 'Iteration', { items_ref: 'begin@items', outputs: { answers: { ref: 'LLM:x@content' } } }, ['Message:m']],
+        ['IterationItem:i', 'IterationItem', {}, ['LLM:x'], 'Iteration:it'],
+        ['LLM:x', 'LLM', { prompts: [{ role: 'user', content: 'Summarise {item} ({index})' }] }, [], 'Iteration:it'],
+        ['Message:m', 'Message', { content: ['{Iteration:it@answers}'] }, []],
+      ]);
+      const { exec, calls, events } = fakeExecutor(echo);
+      const outcome = await runCanvas(input(canvas, '', { items: { value: ['a', 'b', 'c'] } }), exec);
+      assert.equal(outcome.status, 'finished', outcome.error);
+      assert.deepEqual(calls.map((c) => (c.call as any).messages.at(-1).content), ['Summarise a (0)', 'Summarise b (1)', 'Summarise c (2)']);
+      assert.deepEqual(JSON.parse(outcome.answer), ['S(Summarise a (0))', 'S(Summarise b (1))', 'S(Summarise c (2))']);
+      const finished = events.filter((e) => e.event === 'node_finished').map((e) => (e.data as any).component_id);
+      assert.equal(finished.filter((id) => id === 'Iteration:it').length, 1, 'the Iteration finishes once, after its last pass');
+      assert.ok(finished.indexOf('Iteration:it') < finished.indexOf('Message:m'));
+    });
+
+    it('an Iteration over something that is not a list fails naming items_ref', async () => {
+      const canvas = nested([
+        ['begin', 'Begin', {}, ['Iteration:it']],
+        ['Iteration:it', 'Iteration', { items_ref: 'sys.query' }, []],
+        ['IterationItem:i', 'IterationItem', {}, [], 'Iteration:it'],
+      ]);
+      const { exec } = fakeExecutor(echo);
+      const outcome = await runCanvas(input(canvas, 'plain text'), exec);
+      assert.equal(outcome.status, 'failed');
+      assert.match(outcome.error!, /Iteration:it.*items_ref 'sys.query' must resolve to a list/);
+    });
+
+    it('a Loop runs its children until maximum_loop_count, then goes on downstream with its loop variables', async () => {
+      const canvas = nested([
+        ['begin', 'Begin', {}, ['Loop:l']],
+        ['Loop:l', 'Loop', { loop_variables: [{ variable: 'draft', type: 'string', input_mode: 'constant', value: 'v0' }], maximum_loop_count: 3 }, ['Message:m']],
+        ['LoopItem:i', 'LoopItem', {}, ['LLM:x'], 'Loop:l'],
+        ['LLM:x', 'LLM', { prompts: [{ role: 'user', content: 'improve {Loop:l@draft}' }] }, [], 'Loop:l'],
+        ['Message:m', 'Message', { content: ['done: {Loop:l@draft}'] }, []],
+      ]);
+      const { exec, calls } = fakeExecutor(echo);
+      const outcome = await runCanvas(input(canvas), exec);
+      assert.equal(outcome.status, 'finished', outcome.error);
+      assert.equal(calls.length, 3);
+      assert.equal(outcome.answer, 'done: v0');
+    });
+
+    it('a Loop ends when its termination condition holds after a pass', async () => {
+      const canvas = nested([
+        ['begin', 'Begin', {}, ['Loop:l']],
+        ['Loop:l', 'Loop', { loop_variables: [], maximum_loop_count: 10, loop_termination_condition: [{ variable: 'LoopItem:i@index', operator: '≥', input_mode: 'constant', value: 1 }] }, ['Message:m']],
+        ['LoopItem:i', 'LoopItem', {}, ['LLM:x'], 'Loop:l'],
+        ['LLM:x', 'LLM', {}, [], 'Loop:l'],
+        ['Message:m', 'Message', { content: ['end'] }, []],
+      ]);
+      const { exec, calls } = fakeExecutor(echo);
+      const outcome = await runCanvas(input(canvas), exec);
+      assert.equal(outcome.answer, 'end');
+      assert.equal(calls.length, 2, 'passes 0 and 1, then the condition index >= 1 holds');
+    });
+
+    it('ExitLoop leaves the Loop at once for its downstream', async () => {
+      const canvas = nested([
+        ['begin', 'Begin', {}, ['Loop:l']],
+        ['Loop:l', 'Loop', { maximum_loop_count: 10 }, ['Message:m']],
+        ['LoopItem:i', 'LoopItem', {}, ['LLM:x'], 'Loop:l'],
+        ['LLM:x', 'LLM', {}, ['ExitLoop:e'], 'Loop:l'],
+        ['ExitLoop:e', 'ExitLoop', {}, [], 'Loop:l'],
+        ['Message:m', 'Message', { content: ['out'] }, []],
+      ]);
+      const { exec, calls } = fakeExecutor(echo);
+      const outcome = await runCanvas(input(canvas), exec);
+      assert.equal(outcome.answer, 'out');
+      assert.equal(calls.length, 1);
+    });
+  });
 });
