@@ -8,7 +8,9 @@ import type { CanvasDsl, RunInputs } from '../agents/dsl.js';
 import type { AgentRunInput } from '../agents/run-types.js';
 import { sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
 import { followAgentRun } from '../agents/stream.js';
+import { prologue } from '../agents/components/pure.js';
 import { deleteTargets } from './delete-targets.js';
+import { canManage } from './access.js';
 import { isId, newId } from '../ids.js';
 import { nowMs, toSeconds } from '../time.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
@@ -75,13 +77,6 @@ function freshCanvas(dsl: CanvasDsl): CanvasDsl {
   return { ...dsl, globals: { 'sys.query': '', 'sys.user_id': '', 'sys.conversation_turns': 0, 'sys.files': [], 'sys.history': [], ...g }, history: [], path: [], retrieval: [], component_outputs: {}, paused: false };
 }
 
-function prologueOf(dsl: CanvasDsl): string | undefined {
-  const params = dsl.components.begin?.obj.params ?? {};
-  if (params.enablePrologue === false) return undefined;
-  const prologue = typeof params.prologue === 'string' ? params.prologue : '';
-  return prologue || undefined;
-}
-
 /** Agent sessions and their turns: each turn is a durable `agentRun` workflow. */
 export class AgentSessionService {
   constructor(
@@ -102,11 +97,14 @@ export class AgentSessionService {
     const { dsl, versionTitle } = await this.agents.sessionDsl(agent, isRelease(release));
     const canvas = freshCanvas(dsl);
     const beginInputs = canvas.components.begin?.obj.params.inputs as Record<string, { value?: unknown }> | undefined;
-    for (const [key, value] of Object.entries(beginValues)) if (beginInputs?.[key]) beginInputs[key]!.value = value;
+    // Keyword values fill the Begin form; `name` and `user_id` too when the form declares them.
+    for (const [key, value] of Object.entries({ name: givenName, user_id: userId, ...beginValues })) {
+      if (value !== undefined && beginInputs?.[key]) beginInputs[key]!.value = value;
+    }
     const messages: AgentMessage[] = [];
-    const prologue = prologueOf(canvas);
+    const opening = prologue(canvas);
     const now = nowMs();
-    if (prologue) messages.push({ id: newId(), role: 'assistant', content: prologue, created_at: now / 1000 });
+    if (opening) messages.push({ id: newId(), role: 'assistant', content: opening, created_at: now / 1000 });
     const row: AgentSessionRow = {
       id: newId(),
       agent_id: agent.id,
@@ -180,7 +178,12 @@ export class AgentSessionService {
     if (input.session_id) {
       const row = isId(input.session_id) ? await this.store.agentSessions.byId(input.session_id) : undefined;
       if (!row) throw notFound(`Session '${input.session_id}' not found`);
-      if (row.agent_id !== agent.id) throw badRequest('Session does not belong to the requested agent.');
+      if (row.agent_id !== agent.id) {
+        // A session of an agent the caller may not use is indistinguishable from a missing one.
+        const owner = await this.store.agents.byId(row.agent_id);
+        if (!owner || !canManage(p, owner)) throw notFound(`Session '${input.session_id}' not found`);
+        throw badRequest('Session does not belong to the requested agent.');
+      }
       session = row;
     } else {
       const query = input.query ?? '';
@@ -242,7 +245,10 @@ export class AgentSessionService {
   async cancel(p: Principal, taskId: string): Promise<{ cancelled: boolean }> {
     const row = isId(taskId) ? await this.store.agentSessions.byId(taskId) : undefined;
     if (!row) throw notFound(`Task '${taskId}' not found`);
-    await this.agents.get(p, row.agent_id);
+    // A stranger learns nothing about the session, not even its agent.
+    await this.agents.get(p, row.agent_id).catch((err: unknown) => {
+      throw err instanceof ApiError && err.status === 404 ? notFound(`Task '${taskId}' not found`) : err;
+    });
     return { cancelled: await this.runs.cancelAgentRun(row.agent_id, row.id) };
   }
 

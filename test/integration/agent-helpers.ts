@@ -49,3 +49,11 @@ export async function runStream(api: Api, body: Record<string, unknown>): Promis
 export function streamedText(events: any[]): string {
   return events.filter((e) => e.event === 'message').map((e) => e.data.content ?? '').join('');
 }
+
+/** Begin → Message with a fixed template: a canvas that answers without any model. */
+export function messageCanvas(text: string, beginParams: Params = {}) {
+  return canvas([
+    ['begin', 'Begin', { mode: 'conversational', prologue: 'Hello.', ...beginParams }, ['Message:Out']],
+    ['Message:Out', 'Message', { content: [text] }, []],
+  ]);
+}

@@ -1,7 +1,8 @@
 import { Reply, route, type RouteContext, type RouteSpec } from '../routes.js';
 import { sendOk, safeJson } from '../envelope.js';
 import { deleteBody, listQuery, pagingQuery } from '../schemas.js';
-import { badRequest } from '../../errors.js';
+import { ApiError, badRequest } from '../../errors.js';
+import { openAIError } from '../../chat/openai-frames.js';
 import type { AgentService } from '../../services/agents.js';
 import type { AgentSessionService, CompletionInput } from '../../services/agent-sessions.js';
 import { AgentOpenAIFrames, answerAgentOpenAI, answerAgentWhole, streamAgentEvents, streamAgentOpenAI } from '../agent-frames.js';
@@ -98,17 +99,23 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService)
     if (whole) sendOk(ctx.res, whole);
   };
 
+  /** OpenAI shapes, errors included (`{"error": {...}}` with the HTTP status), so the openai client reads them. */
   const completeOpenAI = async (ctx: RouteContext, agentId: string) => {
-    const body = ctx.body as Body;
-    const messages = (body.messages ?? []) as { role?: string; content?: unknown }[];
-    if (!messages.length) throw badRequest('You must provide at least one message.');
-    const question = messageText([...messages].reverse().find((m) => m.role === 'user')?.content);
-    const sessionId = body.session_id ?? body.id ?? body.metadata?.id;
-    const turn = await sessions.startTurn(ctx.principal, { ...turnInput(agentId, body), query: question, session_id: sessionId });
-    const frames = new AgentOpenAIFrames(turn, String(body.model ?? agentId), question);
-    if (body.stream) return streamAgentOpenAI(ctx.res, turn, frames);
-    const completion = await answerAgentOpenAI(ctx.res, turn, frames);
-    if (completion) ctx.res.type('application/json').send(safeJson(completion));
+    try {
+      const body = ctx.body as Body;
+      const messages = (body.messages ?? []) as { role?: string; content?: unknown }[];
+      if (!messages.length) throw badRequest('You must provide at least one message.');
+      const question = messageText([...messages].reverse().find((m) => m.role === 'user')?.content);
+      const sessionId = body.session_id ?? body.id ?? body.metadata?.id;
+      const turn = await sessions.startTurn(ctx.principal, { ...turnInput(agentId, body), query: question, session_id: sessionId });
+      const frames = new AgentOpenAIFrames(turn, String(body.model ?? agentId), question);
+      if (body.stream) return await streamAgentOpenAI(ctx.res, turn, frames);
+      const completion = await answerAgentOpenAI(ctx.res, turn, frames);
+      if (completion) ctx.res.type('application/json').send(safeJson(completion));
+    } catch (err) {
+      if (!(err instanceof ApiError) || ctx.res.headersSent) throw err;
+      ctx.res.status(err.status).type('application/json').send(safeJson(openAIError(err.message, err.status)));
+    }
   };
 
   const update = (method: 'put' | 'patch') =>
