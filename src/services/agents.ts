@@ -1,11 +1,11 @@
 import type { MetaStore } from '../store/index.js';
-import type { AgentRow } from '../store/agents.js';
+import type { AgentRow, AgentVersionRow } from '../store/agents.js';
 import type { Principal } from './auth.js';
 import type { ListPage } from './paging.js';
 import { requireManage } from './access.js';
 import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
-import { badRequest, forbidden } from '../errors.js';
+import { badRequest, forbidden, notFound } from '../errors.js';
 import { validateDsl, DslError } from '../agents/validate.js';
 import type { CanvasDsl } from '../agents/dsl.js';
 
@@ -134,14 +134,32 @@ export class AgentService {
 
   async versions(p: Principal, id: string) {
     await this.get(p, id);
-    return (await this.store.agents.versions(id)).map((v) => ({
-      id: v.id,
-      title: v.title,
-      description: v.description,
-      release: v.release === 1,
-      create_time: toSeconds(v.create_time),
-      dsl: JSON.parse(v.dsl) as unknown,
-    }));
+    return (await this.store.agents.versions(id)).map(versionView);
+  }
+
+  async version(p: Principal, id: string, versionId: string) {
+    await this.get(p, id);
+    return versionView(await this.requireVersion(id, versionId));
+  }
+
+  /** Publishes (or withdraws) a saved version; sessions created with `release` use the latest published one. */
+  async setVersionRelease(p: Principal, id: string, versionId: string, release: boolean) {
+    await this.get(p, id);
+    await this.requireVersion(id, versionId);
+    await this.store.agents.setRelease(versionId, release);
+    return versionView((await this.store.agents.version(id, versionId))!);
+  }
+
+  async deleteVersion(p: Principal, id: string, versionId: string): Promise<void> {
+    await this.get(p, id);
+    await this.requireVersion(id, versionId);
+    await this.store.agents.deleteVersion(versionId);
+  }
+
+  private async requireVersion(id: string, versionId: string) {
+    const v = await this.store.agents.version(id, versionId);
+    if (!v) throw notFound(`Version '${versionId}' of agent '${id}' not found`);
+    return v;
   }
 
   /** The DSL a new session runs: the draft, or with `release` the latest published version. */
@@ -186,4 +204,15 @@ export class AgentService {
       update_date: toHttpDate(row.update_time),
     };
   }
+}
+
+function versionView(v: AgentVersionRow) {
+  return {
+    id: v.id,
+    title: v.title,
+    description: v.description,
+    release: v.release === 1,
+    create_time: toSeconds(v.create_time),
+    dsl: JSON.parse(v.dsl) as unknown,
+  };
 }

@@ -79,6 +79,18 @@ export class AgentRepo {
     return this.db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).orderBy('create_time', 'desc').orderBy('id').execute();
   }
 
+  version(agentId: string, versionId: string): Promise<AgentVersionRow | undefined> {
+    return this.db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).where('id', '=', versionId).executeTakeFirst();
+  }
+
+  async deleteVersion(versionId: string): Promise<void> {
+    await this.db.deleteFrom('agent_versions').where('id', '=', versionId).execute();
+  }
+
+  async setRelease(versionId: string, release: boolean): Promise<void> {
+    await this.db.updateTable('agent_versions').set({ release: release ? 1 : 0 }).where('id', '=', versionId).execute();
+  }
+
   latestRelease(agentId: string): Promise<AgentVersionRow | undefined> {
     return this.db
       .selectFrom('agent_versions')

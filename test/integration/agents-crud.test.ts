@@ -266,6 +266,9 @@ describe('agents over HTTP: CRUD, validation, permissions, versions, sessions', 
       ['PATCH /agents/{id}', (a) => a.patch(`/agents/${id}`, { description: 'hijacked' })],
       ['DELETE /agents/{id}', (a) => a.delete(`/agents/${id}`)],
       ['GET /agents/{id}/versions', (a) => a.get(`/agents/${id}/versions`)],
+      ['GET /agents/{id}/versions/{vid}', (a) => a.get(`/agents/${id}/versions/${id}`)],
+      ['PUT /agents/{id}/versions/{vid}', (a) => a.put(`/agents/${id}/versions/${id}`, { release: true })],
+      ['DELETE /agents/{id}/versions/{vid}', (a) => a.delete(`/agents/${id}/versions/${id}`)],
       ['POST /agents/{id}/sessions', (a) => a.post(`/agents/${id}/sessions`, {})],
       ['GET /agents/{id}/sessions', (a) => a.get(`/agents/${id}/sessions`)],
       ['GET /agents/{id}/sessions/{sid}', (a) => a.get(`/agents/${id}/sessions/${sid}`)],
@@ -376,6 +379,23 @@ describe('agents over HTTP: CRUD, validation, permissions, versions, sessions', 
       const viaQuery = await api.request('POST', `/agents/${id}/sessions`, { body: {}, query: { release: 'true' } });
       assert.equal(viaQuery.status, 200, JSON.stringify(viaQuery.body));
       assert.equal((await ask(api, id, { session_id: viaQuery.body.data.id })).content, 'published A', 'release may be given in the query, as text');
+    });
+
+    it('a saved version can be read, published, withdrawn and deleted; release sessions follow the latest published one', async () => {
+      const id = await createAgent(api, messageCanvas('v1'));
+      await sleep(5);
+      await api.put(`/agents/${id}`, { dsl: messageCanvas('v2') });
+      const [v2, v1] = (await api.get(`/agents/${id}/versions`)).body.data;
+      const one = await api.get(`/agents/${id}/versions/${v1.id}`);
+      assert.deepEqual(one.body.data.dsl.components['Message:Out'].obj.params.content, ['v1']);
+      assert.equal((await api.put(`/agents/${id}/versions/${v1.id}`, { release: true })).body.data.release, true);
+      const session = (await api.post(`/agents/${id}/sessions`, { release: true })).body.data;
+      assert.equal((await ask(api, id, { session_id: session.id })).content, 'v1', 'the published old version runs, not the draft');
+      assert.equal((await api.put(`/agents/${id}/versions/${v1.id}`, { release: false })).status, 200);
+      assertError(await api.post(`/agents/${id}/sessions`, { release: true }), 400, /No available published version/);
+      assert.equal((await api.delete(`/agents/${id}/versions/${v2.id}`)).status, 200);
+      assert.deepEqual((await api.get(`/agents/${id}/versions`)).body.data.map((v: any) => v.id), [v1.id]);
+      assertError(await api.get(`/agents/${id}/versions/${v2.id}`), 404, /not found/);
     });
 
     it('a release session when nothing is published is a 400 "No available published version"', async () => {

@@ -3,7 +3,7 @@ import { sendOk, safeJson } from '../envelope.js';
 import { deleteBody, listQuery, pagingQuery } from '../schemas.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { openAIError } from '../../chat/openai-frames.js';
-import type { AgentService } from '../../services/agents.js';
+import { isRelease, type AgentService } from '../../services/agents.js';
 import type { AgentSessionService, CompletionInput } from '../../services/agent-sessions.js';
 import { AgentOpenAIFrames, answerAgentOpenAI, answerAgentWhole, streamAgentEvents, streamAgentOpenAI } from '../agent-frames.js';
 
@@ -150,6 +150,22 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService)
     route({
       method: 'get', path: '/agents/:agent_id/versions', tag: 'agents', summary: 'Saved versions of an agent, newest first',
       handler: ({ principal, params }) => agents.versions(principal, params.agent_id),
+    }),
+    route({
+      method: 'get', path: '/agents/:agent_id/versions/:version_id', tag: 'agents', summary: 'One saved version of an agent, with its DSL',
+      handler: ({ principal, params }) => agents.version(principal, params.agent_id, params.version_id),
+    }),
+    route({
+      method: 'put', path: '/agents/:agent_id/versions/:version_id', tag: 'agents', summary: 'Publish (release: true) or withdraw a saved version',
+      body: { type: 'object', required: ['release'], properties: { release } },
+      handler: ({ principal, params, body }) => agents.setVersionRelease(principal, params.agent_id, params.version_id, isRelease(body.release)),
+    }),
+    route({
+      method: 'delete', path: '/agents/:agent_id/versions/:version_id', tag: 'agents', summary: 'Delete a saved version',
+      handler: async ({ principal, params }) => {
+        await agents.deleteVersion(principal, params.agent_id, params.version_id);
+        return true;
+      },
     }),
 
     route({
