@@ -40,6 +40,7 @@ bench: install
 	npx tsx bench/retrieval/run.ts
 	npx tsx bench/quality/run.ts
 	npx tsx bench/chat/run.ts
+	npx tsx bench/agents/run.ts
 	npx tsx bench/llm/run.ts
 	npx tsx bench/ingest/run.ts
 
