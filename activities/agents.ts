@@ -5,6 +5,7 @@ import { RetrievalService } from '../src/services/retrieval.js';
 import type { ActivityInput, ComponentCall, ComponentResult, RunIds, RunRequest, TurnOutcome } from '../src/agents/run-types.js';
 import { runModelCall, type ModelRunDeps } from '../src/agents/io/model-runner.js';
 import { runRetrieval } from '../src/agents/io/retrieval-tool.js';
+import { mcpConfigOf } from '../src/services/mcp-servers.js';
 import { DeltaPublisher } from '../src/agents/io/delta-publisher.js';
 import { pickCategory } from '../src/agents/components/pure.js';
 import { recordTurn } from '../src/agents/io/session-turns.js';
@@ -25,6 +26,12 @@ export function agentActivities(deps: ActivityDeps) {
   const modelDeps = (tenantId: string): ModelRunDeps => ({
     chat: (llmId) => models.chat(tenantId, llmId),
     retrieve: (query, params) => runRetrieval(retrieval, tenantId, query, params),
+    mcpServer: async (mcpId) => {
+      const row = await store.mcpServers.byId(mcpId);
+      if (!row || row.tenant_id !== tenantId) throw new Error(`MCP server '${mcpId}' not found`);
+      await deps.urlGuard(row.url);
+      return mcpConfigOf(row);
+    },
   });
 
   return {

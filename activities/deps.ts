@@ -3,6 +3,7 @@ import type { ChunkIndex } from '../src/index/types.js';
 import type { BlobStore } from '../src/blobs/types.js';
 import type { ModelClients } from '../src/services/model-clients.js';
 import type { RunEvents } from '../src/events/types.js';
+import type { UrlGuard } from '../src/services/mcp-servers.js';
 
 /** What activities may touch: the ports, never concrete implementations. */
 export interface ActivityDeps {
@@ -11,4 +12,6 @@ export interface ActivityDeps {
   blobs: BlobStore;
   models: ModelClients;
   events: RunEvents;
+  /** The SSRF guard: checked before connecting to a URL a user configured. */
+  urlGuard: UrlGuard;
 }

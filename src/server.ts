@@ -35,6 +35,8 @@ import { withMcp } from './mcp/http-transport.js';
 import { AgentService } from './services/agents.js';
 import { AgentSessionService } from './services/agent-sessions.js';
 import { agentRoutes } from './api/routers/agents.js';
+import { McpServerService } from './services/mcp-servers.js';
+import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 
 export interface Cairn {
   url: string;
@@ -128,6 +130,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations, auth),
       ...agentRoutes(agents, agentSessions),
+      ...mcpServerRoutes(new McpServerService(store, deps.urlGuard)),
     );
     const app = createHttpApp(routes, auth, log, config.jsonLimit);
     const server = http.createServer(withMcp(app, { auth, services: { datasets, chats, retrieval }, log, jsonLimit: config.jsonLimit }));

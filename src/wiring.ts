@@ -18,5 +18,6 @@ export function buildActivityDeps(config: Config, db: MetaDb): ActivityDeps {
     blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')),
     models: new ModelClients(new ProviderService(store)),
     events: new SqliteRunEvents(db.sqlite),
+    urlGuard: async () => {}, // TODO(ssrf): replaced by the SSRF guard
   };
 }

@@ -342,6 +342,8 @@ class CanvasRun {
     if (kind === 'Agent') {
       call.tools = (Array.isArray(params.tools) ? params.tools : []).map((t: ToolDef) => ({ ...t, params: (resolveParam(t.params ?? {}, scope) ?? {}) as Record<string, unknown> }));
       call.max_rounds = Number(params.max_rounds ?? 5) || 5;
+      const mcp = Array.isArray(params.mcp) ? (params.mcp as { mcp_id: string; tools?: Record<string, unknown> }[]) : [];
+      if (mcp.length) call.mcp = mcp.map((m) => ({ mcp_id: m.mcp_id, tools: m.tools }));
     }
     if (params.cite !== undefined) call.cite = Boolean(params.cite);
     const kwargs = this.canvas.globals['sys.chat_template_kwargs'];

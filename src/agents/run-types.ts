@@ -75,6 +75,8 @@ export interface ModelCall {
   /** JSON Schema of `structured` output, when the component declares one. */
   schema?: Record<string, unknown>;
   tools?: ToolDef[];
+  /** MCP servers whose tools the Agent offers: `tools` names the chosen ones (none = all). */
+  mcp?: { mcp_id: string; tools?: Record<string, unknown> }[];
   max_rounds?: number;
   /** Add the citation prompt when the turn has references. */
   cite?: boolean;

@@ -7,6 +7,7 @@ import { ProviderRepo } from './providers.js';
 import { ChatRepo } from './chats.js';
 import { SessionRepo } from './sessions.js';
 import { AgentRepo, AgentSessionRepo } from './agents.js';
+import { McpServerRepo } from './mcp-servers.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -19,6 +20,7 @@ export class MetaStore {
   readonly sessions: SessionRepo;
   readonly agents: AgentRepo;
   readonly agentSessions: AgentSessionRepo;
+  readonly mcpServers: McpServerRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -30,6 +32,7 @@ export class MetaStore {
     this.sessions = new SessionRepo(db.kysely);
     this.agents = new AgentRepo(db.kysely);
     this.agentSessions = new AgentSessionRepo(db.kysely);
+    this.mcpServers = new McpServerRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

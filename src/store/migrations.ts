@@ -216,6 +216,23 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('run_events_run').on('run_events').columns(['run_key', 'seq']).execute();
     },
   },
+  '0006_mcp_servers': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('mcp_servers')
+        .addColumn('id', 'varchar(32)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(32)', (c) => c.notNull())
+        .addColumn('name', 'varchar(255)', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('server_type', 'varchar(32)', (c) => c.notNull())
+        .addColumn('headers', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .addColumn('update_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('mcp_servers_tenant_name').on('mcp_servers').columns(['tenant_id', 'name']).unique().execute();
+    },
+  },
 };
 
 class InCodeProvider implements MigrationProvider {

@@ -207,7 +207,23 @@ export interface RunEventsTable {
   create_time: number;
 }
 
+/** MCP servers a tenant configured; agents call their tools. */
+export interface McpServersTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  url: string;
+  /** 'streamable-http' (the current MCP transport) or 'sse' (the older one). */
+  server_type: string;
+  /** JSON object of HTTP headers sent to the server (e.g. Authorization). */
+  headers: string;
+  description: string;
+  create_time: number;
+  update_time: number;
+}
+
 export interface Database {
+  mcp_servers: McpServersTable;
   agents: AgentsTable;
   agent_versions: AgentVersionsTable;
   agent_sessions: AgentSessionsTable;

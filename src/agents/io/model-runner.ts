@@ -3,10 +3,13 @@ import type { Outputs, ReferenceBucket } from '../dsl.js';
 import type { ModelCall, ToolDef, Usage } from '../run-types.js';
 import { countTokens } from '../../text/tokens.js';
 import { RETRIEVAL_TOOL_DESCRIPTION, RETRIEVAL_TOOL_NAME, type RetrievalOutput } from './retrieval-tool.js';
+import { McpConnection, type McpServerConfig } from './mcp-client.js';
 
 export interface ModelRunDeps {
   chat(llmId?: string): Promise<ChatModel>;
   retrieve(query: string, params: Record<string, unknown>): Promise<RetrievalOutput>;
+  /** The tenant's MCP server of that id, checked against the SSRF guard; throws when there is none. */
+  mcpServer(mcpId: string): Promise<McpServerConfig>;
 }
 
 export interface ModelRunIo {
@@ -35,20 +38,41 @@ export async function runModelCall(call: ModelCall & { kind: 'LLM' | 'Agent' }, 
     run.outputs = { content: text, structured: parseStructured(text) };
     return run;
   }
-  const tools = toolsOf(call.tools ?? []);
-  const messages: ChatMessage[] = [...call.messages];
-  const rounds = call.max_rounds ?? 5;
-  for (let round = 0; ; round++) {
-    const offer = tools.length && round < rounds;
-    const calls: ToolCall[] = [];
-    const text = await streamOnce(model, messages, offer ? { ...options, tools: tools.map((t) => t.spec) } : options, run, io, calls);
-    if (!calls.length) {
-      run.outputs = { content: text };
-      return run;
+  const connections: McpConnection[] = [];
+  try {
+    const tools = toolsOf(call.tools ?? []);
+    for (const entry of call.mcp ?? []) {
+      const conn = await McpConnection.open(await deps.mcpServer(entry.mcp_id), io.signal);
+      connections.push(conn);
+      tools.push(...mcpTools(conn, await conn.tools(io.signal), entry.tools, tools));
     }
-    messages.push({ role: 'assistant', content: text, tool_calls: calls });
-    for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: await callTool(c, tools, deps, run, io.signal) });
+    const messages: ChatMessage[] = [...call.messages];
+    const rounds = call.max_rounds ?? 5;
+    for (let round = 0; ; round++) {
+      const offer = tools.length && round < rounds;
+      const calls: ToolCall[] = [];
+      const text = await streamOnce(model, messages, offer ? { ...options, tools: tools.map((t) => t.spec) } : options, run, io, calls);
+      if (!calls.length) {
+        run.outputs = { content: text };
+        return run;
+      }
+      messages.push({ role: 'assistant', content: text, tool_calls: calls });
+      for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: await callTool(c, tools, deps, run, io.signal) });
+    }
+  } finally {
+    await Promise.all(connections.map((c) => c.close()));
   }
+}
+
+/** The MCP server's tools the Agent chose (`tools` names them; none named = all), as functions for the model. */
+function mcpTools(conn: McpConnection, available: Awaited<ReturnType<McpConnection['tools']>>, chosen: Record<string, unknown> | undefined, taken: BoundTool[]): BoundTool[] {
+  const names = chosen && Object.keys(chosen).length ? new Set(Object.keys(chosen)) : undefined;
+  const missing = names ? [...names].filter((n) => !available.some((t) => t.name === n)) : [];
+  if (missing.length) throw new Error(`MCP server '${conn.server.name}' has no tool ${missing.join(', ')}`);
+  return available
+    .filter((t) => !names || names.has(t.name))
+    .filter((t) => !taken.some((b) => b.spec.name === t.name))
+    .map((t) => ({ def: { component_name: 'MCP', name: t.name, params: {} }, mcp: conn, spec: { name: t.name, description: t.description, parameters: t.inputSchema } }));
 }
 
 async function streamOnce(
@@ -101,6 +125,8 @@ function parseStructured(text: string): unknown {
 interface BoundTool {
   spec: ToolSpec;
   def: ToolDef;
+  /** For a tool of an MCP server: the open connection that calls it. */
+  mcp?: McpConnection;
 }
 
 /** Function names the model sees: RAGFlow's `search_my_dateset` for Retrieval; a sub-agent by its name. */
@@ -152,7 +178,9 @@ async function callTool(c: ToolCall, tools: BoundTool[], deps: ModelRunDeps, run
   try {
     args = c.arguments ? (JSON.parse(c.arguments) as Record<string, unknown>) : {};
     if (!tool) throw new Error(`there is no tool named ${c.name}`);
-    if (tool.def.component_name === 'Retrieval') {
+    if (tool.mcp) {
+      result = await tool.mcp.call(c.name, args, signal);
+    } else if (tool.def.component_name === 'Retrieval') {
       const out = await deps.retrieve(String(args.query ?? ''), tool.def.params);
       Object.assign(run.reference.chunks, out.reference.chunks);
       Object.assign(run.reference.doc_aggs, out.reference.doc_aggs);
