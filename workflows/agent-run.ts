@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { runCanvas, emptyBucket, type Executor } from '../src/agents/interpreter.js';
 import type { AgentRunInput, ComponentCall, RunStatus, TurnOutcome } from '../src/agents/run-types.js';
@@ -13,8 +13,9 @@ const ACTIVITY: Record<ComponentCall['kind'], 'agentLLM' | 'agentAgent' | 'agent
   Message: 'agentMessage',
 };
 
-const bookkeeping = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
+/** Short and idempotent: a local activity, so the turn ends without another round trip to a task queue. */
+const bookkeeping = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
 });
 
