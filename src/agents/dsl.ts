@@ -57,6 +57,10 @@ export const COMPONENT_NAMES = [
   'Loop',
   'LoopItem',
   'ExitLoop',
+  'VariableAssigner',
+  'StringTransform',
+  'DataOperations',
+  'ListOperations',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 

@@ -23,6 +23,7 @@ import type {
 } from './run-types.js';
 import { referencedComponents, renderTemplate, resolveParam, resolveRef, splitTemplate, type Scope } from './refs.js';
 import { aggregateVariables, beginOutputs, categorizePrompt, evaluateSwitch, fillUp } from './components/pure.js';
+import { applyAssignment, assignVariables, dataOperations, listOperations, stringTransform } from './components/transforms.js';
 import {
   collectPass,
   containerStates,
@@ -189,7 +190,9 @@ class CanvasRun {
     const name = def.obj.component_name;
     // Containers name their children's outputs; VariableAggregator joins alternatives.
     if (name === 'VariableAggregator' || name === 'Begin' || CONTAINERS.has(name)) return true;
-    return referencedComponents(def.obj.params).every((ref) => ref === id || !this.canvas.components[ref] || ref in this.outputs || this.deferred.has(ref));
+    // A VariableAssigner waits for what it reads, not for the outputs it writes.
+    const reads = name === 'VariableAssigner' ? ((def.obj.params.variables as { parameter?: unknown }[] | undefined) ?? []).map((v) => v?.parameter) : def.obj.params;
+    return referencedComponents(reads).every((ref) => ref === id || !this.canvas.components[ref] || ref in this.outputs || this.deferred.has(ref));
   }
 
   private nodeStarted(id: string): void {
@@ -243,6 +246,17 @@ class CanvasRun {
           return { outputs: aggregateVariables(params, scope) };
         case 'Message':
           return this.runMessage(id, params);
+        case 'VariableAssigner': {
+          // All rows are computed (and checked) before anything is written.
+          for (const a of assignVariables(params, scope)) applyAssignment(this.canvas.globals, this.outputs, a.target, a.value);
+          return { outputs: {} };
+        }
+        case 'StringTransform':
+          return { outputs: stringTransform(params, scope) };
+        case 'DataOperations':
+          return { outputs: dataOperations(params, scope) };
+        case 'ListOperations':
+          return { outputs: listOperations(params, scope) };
         case 'Iteration':
         case 'IterationItem':
         case 'Loop':

@@ -249,6 +249,20 @@ describe('canvas interpreter', () => {
       assert.equal(calls.length, 2, 'passes 0 and 1, then the condition index >= 1 holds');
     });
 
+    it('a VariableAssigner updates a Loop variable each pass; the Loop ends when its condition on that variable holds', async () => {
+      const canvas = nested([
+        ['begin', 'Begin', {}, ['Loop:l']],
+        ['Loop:l', 'Loop', { loop_variables: [{ variable: 'n', type: 'number', input_mode: 'constant', value: 0 }], maximum_loop_count: 10, loop_termination_condition: [{ variable: 'n', operator: '≥', input_mode: 'constant', value: 3 }] }, ['Message:m']],
+        ['LoopItem:i', 'LoopItem', {}, ['VariableAssigner:inc'], 'Loop:l'],
+        ['VariableAssigner:inc', 'VariableAssigner', { variables: [{ variable: 'Loop:l@n', operator: '+=', parameter: 1 }] }, [], 'Loop:l'],
+        ['Message:m', 'Message', { content: ['n={Loop:l@n}'] }, []],
+      ]);
+      const { exec } = fakeExecutor(echo);
+      const outcome = await runCanvas(input(canvas), exec);
+      assert.equal(outcome.status, 'finished', outcome.error);
+      assert.equal(outcome.answer, 'n=3');
+    });
+
     it('ExitLoop leaves the Loop at once for its downstream', async () => {
       const canvas = nested([
         ['begin', 'Begin', {}, ['Loop:l']],
