@@ -8,6 +8,7 @@ import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, forbidden, notFound } from '../errors.js';
 import { validateDsl, DslError } from '../agents/validate.js';
 import type { CanvasDsl } from '../agents/dsl.js';
+import { agentTemplate, agentTemplates, templateDsl, type AgentTemplate } from '../agents/templates/index.js';
 
 export interface AgentInput {
   title?: string;
@@ -19,6 +20,10 @@ export interface AgentInput {
   canvas_category?: string;
   /** Save this DSL as a published version too. */
   release?: boolean | string;
+  /** Create from this template (src/agents/templates/) instead of `dsl`. */
+  template_id?: string | null;
+  /** With `template_id`: the datasets every Retrieval of the template searches. */
+  dataset_ids?: string[] | null;
 }
 
 export interface ListAgentsInput extends ListPage<'create_time' | 'update_time' | 'title'> {
@@ -52,6 +57,7 @@ export class AgentService {
   constructor(private readonly store: MetaStore) {}
 
   async create(p: Principal, input: AgentInput) {
+    if (input.template_id !== undefined && input.template_id !== null) input = await this.fromTemplate(p, input);
     const title = checkTitle(input.title);
     const dsl = checkDsl(input.dsl);
     if (await this.store.agents.titleTaken(p.tenantId, title.toLowerCase())) throw badRequest(`${title} already exists.`);
@@ -74,6 +80,53 @@ export class AgentService {
     await this.store.agents.insert(row);
     await this.saveVersion(row, isRelease(input.release));
     return this.view(row);
+  }
+
+  /** The agent templates, RAGFlow's `GET /agents/templates` shape. */
+  templates() {
+    return agentTemplates().map(({ id, title, description, canvas_type, canvas_category, avatar, dsl }) => ({ id, title, description, canvas_type, canvas_category, avatar: avatar ?? null, dsl }));
+  }
+
+  /**
+   * A create request for a template: its DSL with `dataset_ids` in every Retrieval, its English title
+   * (made unique as datasets are: "<title>(1)", "<title>(2)", …) unless `title` is given, its description
+   * and category unless given.
+   */
+  private async fromTemplate(p: Principal, input: AgentInput): Promise<AgentInput> {
+    if (input.dsl !== undefined && input.dsl !== null) throw badRequest('Give either dsl or template_id, not both.');
+    const template = agentTemplate(String(input.template_id));
+    if (!template) throw badRequest(`No agent template '${String(input.template_id)}'. GET /agents/templates lists them.`);
+    const datasetIds = input.dataset_ids ? await this.checkDatasets(p, input.dataset_ids) : undefined;
+    const given = input.title === undefined || input.title === null ? undefined : input.title;
+    return {
+      ...input,
+      title: given ?? (await this.freeTitle(p.tenantId, template)),
+      description: input.description ?? template.description.en,
+      avatar: input.avatar ?? template.avatar ?? null,
+      canvas_type: input.canvas_type ?? template.canvas_type,
+      dsl: templateDsl(template, datasetIds),
+      template_id: undefined,
+    };
+  }
+
+  private async freeTitle(tenantId: string, template: AgentTemplate): Promise<string> {
+    const base = template.title.en;
+    if (!(await this.store.agents.titleTaken(tenantId, base.toLowerCase()))) return base;
+    for (let i = 1; ; i++) {
+      const candidate = `${base}(${i})`;
+      if (!(await this.store.agents.titleTaken(tenantId, candidate.toLowerCase()))) return candidate;
+    }
+  }
+
+  /** Datasets for a template's Retrievals: each one the caller's own workspace's (a run searches as the agent's owner). */
+  private async checkDatasets(p: Principal, ids: string[]): Promise<string[]> {
+    const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+    if (dup) throw badRequest(`\`dataset_ids\` lists dataset '${dup}' twice`);
+    for (const id of ids) {
+      const dataset = requireManage(p, await this.store.datasets.byId(id), 'Dataset', id);
+      if (dataset.tenant_id !== p.tenantId) throw badRequest(`Dataset '${id}' belongs to another workspace: an agent searches only its own workspace's datasets`);
+    }
+    return ids;
   }
 
   /** The agent if the caller may use it: its tenant's members for `team`, the owner tenant always; 404 otherwise. */

@@ -21,7 +21,11 @@ const agentProperties = {
   release,
 };
 
-const createBody = { type: 'object', required: ['title', 'dsl'], properties: agentProperties };
+/** `title` and `dsl` are required unless `template_id` is given (the service says which is missing). */
+const createBody = {
+  type: 'object',
+  properties: { ...agentProperties, template_id: { type: 'string', minLength: 1 }, dataset_ids: { type: 'array', items: { type: 'string', minLength: 1 } } },
+};
 const updateBody = { type: 'object', properties: agentProperties };
 
 const listAgentsQuery = listQuery(['create_time', 'update_time', 'title'], {
@@ -130,7 +134,11 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService)
       handler: ({ principal, query }) => agents.list(principal, query),
     }),
     route({
-      method: 'post', path: '/agents', tag: 'agents', summary: 'Create an agent (title unique per tenant, case-insensitively; the DSL is validated)', body: createBody,
+      method: 'get', path: '/agents/templates', tag: 'agents', summary: 'Agent templates: [{id, title: {en, …}, description: {en, …}, canvas_type, canvas_category, avatar, dsl}]',
+      handler: () => agents.templates(),
+    }),
+    route({
+      method: 'post', path: '/agents', tag: 'agents', summary: 'Create an agent (title unique per tenant, case-insensitively; the DSL is validated); or from a template: template_id, optional title and dataset_ids (the datasets of every Retrieval)', body: createBody,
       handler: ({ principal, body }) => agents.create(principal, body),
     }),
     route({
