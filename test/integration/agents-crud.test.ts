@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { echoAnswer, startFakeOpenAI, type FakeOpenAI } from '../fakes/index.js';
 import { newUser, type Api } from './client.js';
 import { userWithModel } from './chat-helpers.js';
-import { canvas, createAgent, llmCanvas, messageCanvas } from './agent-helpers.js';
+import { canvas, createAgent, fixture, llmCanvas, messageCanvas } from './agent-helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MISSING = '0'.repeat(32);
@@ -338,6 +338,20 @@ describe('agents over HTTP: CRUD, validation, permissions, versions, sessions', 
       const mine = (await owner.post('/agents', { title: unique('owner-deletes'), dsl: messageCanvas('x'), permission: 'team' })).body.data.id;
       assert.equal((await owner.delete(`/agents/${mine}`)).status, 200);
     });
+  });
+
+  describe('import and export', () => {
+    for (const name of ['your_starter_dataset_chatbot', 'customer_feedback_dispatcher', 'user_interaction']) {
+      it(`a DSL exported from RAGFlow (${name}) imports unchanged and exports with RAGFlow's keys`, async () => {
+        const original = fixture(name);
+        const id = await createAgent(api, original);
+        const exported = (await api.get(`/agents/${id}`)).body.data.dsl;
+        for (const key of Object.keys(original)) assert.ok(key in exported, `key ${key} is kept`);
+        assert.deepEqual(exported.components, original.components, 'components come back as given');
+        assert.deepEqual(exported.graph, original.graph, 'the editor layout comes back as given');
+        assert.equal((await api.post('/agents', { title: `${name}-reimport-${Date.now()}`, dsl: exported })).status, 200, 'the export imports again');
+      });
+    }
   });
 
   describe('versions and release', () => {
