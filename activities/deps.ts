@@ -3,6 +3,8 @@ import type { ChunkIndex } from '../src/index/types.js';
 import type { BlobStore } from '../src/blobs/types.js';
 import type { ModelClients } from '../src/services/model-clients.js';
 import type { RunEvents } from '../src/events/types.js';
+import type { MemoryIndex } from '../src/index/memory-types.js';
+import type { MemoryTasks } from '../src/memories/types.js';
 import type { UrlGuard } from '../src/services/mcp-servers.js';
 
 /** What activities may touch: the ports, never concrete implementations. */
@@ -14,4 +16,8 @@ export interface ActivityDeps {
   events: RunEvents;
   /** The SSRF guard: checked before connecting to a URL a user configured. */
   urlGuard: UrlGuard;
+  /** Memory messages (hybrid-indexed, like the chunks). */
+  memories: MemoryIndex;
+  /** Starts memory extraction workflows from inside an activity (e.g. an agent's Message component). */
+  memoryTasks: MemoryTasks;
 }

@@ -2,6 +2,7 @@ import type { ActivityDeps } from './deps.js';
 import { datasetActivities } from './datasets.js';
 import { parseActivities } from './parse.js';
 import { agentActivities } from './agents.js';
+import { memoryActivities } from './memories.js';
 
 export type { ActivityDeps } from './deps.js';
 
@@ -11,6 +12,7 @@ export function createActivities(deps: ActivityDeps) {
     ...datasetActivities(deps),
     ...parseActivities(deps),
     ...agentActivities(deps),
+    ...memoryActivities(deps),
   };
 }
 

@@ -37,6 +37,9 @@ import { AgentSessionService } from './services/agent-sessions.js';
 import { agentRoutes } from './api/routers/agents.js';
 import { McpServerService } from './services/mcp-servers.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
+import { MemoryService } from './services/memories.js';
+import { memoryRoutes } from './api/routers/memories.js';
+import { TemporalMemoryTasks } from './engine/memory-tasks.js';
 
 export interface Cairn {
   url: string;
@@ -106,6 +109,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     const conversations = new ConversationService(store, chats, sessions, providers, deps.models, retrieval, log);
     const agents = new AgentService(store);
     const agentSessions = new AgentSessionService(store, agents, workflows, deps.events);
+    const memories = new MemoryService(store, deps.memories, deps.models, new TemporalMemoryTasks(() => workflows.client, config.taskQueue));
     // Event logs of finished runs are read within seconds; an hour is plenty for a slow reader.
     const purge = setInterval(() => void deps.events.purgeOlderThan(60 * 60 * 1000).catch(() => undefined), 10 * 60 * 1000);
     purge.unref();
@@ -130,6 +134,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations, auth),
       ...agentRoutes(agents, agentSessions),
+      ...memoryRoutes(memories),
       ...mcpServerRoutes(new McpServerService(store, deps.urlGuard)),
     );
     const app = createHttpApp(routes, auth, log, config.jsonLimit);

@@ -7,6 +7,8 @@ import { SqliteChunkIndex } from './index/sqlite-index.js';
 import { ProviderService } from './services/providers.js';
 import { ModelClients } from './services/model-clients.js';
 import { SqliteRunEvents } from './events/sqlite-run-events.js';
+import { SqliteMemoryIndex } from './index/memory-sqlite-index.js';
+import { activityMemoryTasks } from './engine/memory-tasks.js';
 import type { ActivityDeps } from '../activities/deps.js';
 
 /** The one place that picks concrete implementations of the ports from configuration. */
@@ -18,6 +20,8 @@ export function buildActivityDeps(config: Config, db: MetaDb): ActivityDeps {
     blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')),
     models: new ModelClients(new ProviderService(store)),
     events: new SqliteRunEvents(db.sqlite),
+    memories: new SqliteMemoryIndex(db.sqlite),
+    memoryTasks: activityMemoryTasks(config.taskQueue),
     urlGuard: async () => {}, // TODO(ssrf): replaced by the SSRF guard
   };
 }

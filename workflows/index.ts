@@ -1,3 +1,4 @@
 export { deleteDatasets } from './delete-datasets.js';
 export { parseDocument } from './parse-document.js';
 export { agentRun } from './agent-run.js';
+export { memoryExtraction } from './memory-extraction.js';

@@ -3,6 +3,7 @@ export const WORKFLOWS = {
   deleteDatasets: 'deleteDatasets',
   parseDocument: 'parseDocument',
   agentRun: 'agentRun',
+  memoryExtraction: 'memoryExtraction',
 } as const;
 
 /** Agent runs poll their own queue, so a long parse never delays a chat turn. */
@@ -16,4 +17,6 @@ export const workflowIds = {
   parseDocument: (documentId: string, runSeq: number) => `parse-document-${documentId}-${runSeq}`,
   /** One id per session: Temporal itself refuses a second run of a session while one is open. */
   agentRun: (agentId: string, sessionId: string) => `agent-${agentId}-session-${sessionId}`,
+  /** One id per raw memory message (message ids are never reused). */
+  memoryExtraction: (memoryId: string, messageId: number) => `memory-${memoryId}-message-${messageId}`,
 };

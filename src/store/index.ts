@@ -8,6 +8,7 @@ import { ChatRepo } from './chats.js';
 import { SessionRepo } from './sessions.js';
 import { AgentRepo, AgentSessionRepo } from './agents.js';
 import { McpServerRepo } from './mcp-servers.js';
+import { MemoryRepo } from './memories.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -21,6 +22,7 @@ export class MetaStore {
   readonly agents: AgentRepo;
   readonly agentSessions: AgentSessionRepo;
   readonly mcpServers: McpServerRepo;
+  readonly memories: MemoryRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -33,6 +35,7 @@ export class MetaStore {
     this.agents = new AgentRepo(db.kysely);
     this.agentSessions = new AgentSessionRepo(db.kysely);
     this.mcpServers = new McpServerRepo(db.kysely);
+    this.memories = new MemoryRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

@@ -216,6 +216,43 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('run_events_run').on('run_events').columns(['run_key', 'seq']).execute();
     },
   },
+  '0005_memories': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('memories')
+        .addColumn('id', 'varchar(32)', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'varchar(32)', (c) => c.notNull())
+        .addColumn('created_by', 'varchar(32)', (c) => c.notNull())
+        .addColumn('name', 'varchar(128)', (c) => c.notNull())
+        .addColumn('name_key', 'varchar(128)', (c) => c.notNull())
+        .addColumn('avatar', 'text')
+        .addColumn('description', 'text')
+        .addColumn('memory_type', 'integer', (c) => c.notNull())
+        .addColumn('storage_type', 'varchar(16)', (c) => c.notNull().defaultTo('table'))
+        .addColumn('embd_id', 'varchar(255)', (c) => c.notNull())
+        .addColumn('llm_id', 'varchar(255)', (c) => c.notNull())
+        .addColumn('permission', 'varchar(8)', (c) => c.notNull())
+        .addColumn('memory_size', 'bigint', (c) => c.notNull())
+        .addColumn('forgetting_policy', 'varchar(16)', (c) => c.notNull().defaultTo('FIFO'))
+        .addColumn('temperature', 'real', (c) => c.notNull())
+        .addColumn('system_prompt', 'text', (c) => c.notNull())
+        .addColumn('user_prompt', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .addColumn('update_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('memories_tenant_name').on('memories').columns(['tenant_id', 'name_key']).unique().execute();
+      await db.schema
+        .createTable('memory_tasks')
+        .addColumn('memory_id', 'varchar(32)', (c) => c.notNull().references('memories.id').onDelete('cascade'))
+        .addColumn('message_id', 'bigint', (c) => c.notNull())
+        .addColumn('progress', 'real', (c) => c.notNull().defaultTo(0))
+        .addColumn('progress_msg', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('create_time', 'bigint', (c) => c.notNull())
+        .addColumn('update_time', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('memory_tasks_pk', ['memory_id', 'message_id'])
+        .execute();
+    },
+  },
   '0006_mcp_servers': {
     async up(db: Kysely<any>) {
       await db.schema

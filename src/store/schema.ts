@@ -207,6 +207,41 @@ export interface RunEventsTable {
   create_time: number;
 }
 
+/** Memories (spec "Memory"); their messages live in the memory index (src/index/memory-types.ts). */
+export interface MemoriesTable {
+  id: string;
+  tenant_id: string;
+  created_by: string;
+  name: string;
+  /** Lower-cased name: names are unique per tenant case-insensitively. */
+  name_key: string;
+  avatar: string | null;
+  description: string | null;
+  /** Bitmask: raw 1, semantic 2, episodic 4, procedural 8 (src/memories/types.ts). */
+  memory_type: number;
+  storage_type: string;
+  embd_id: string;
+  llm_id: string;
+  permission: 'me' | 'team';
+  memory_size: number;
+  forgetting_policy: string;
+  temperature: number;
+  system_prompt: string;
+  user_prompt: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The extraction task of each raw memory message: progress 0..1, or -1 when it failed. */
+export interface MemoryTasksTable {
+  memory_id: string;
+  message_id: number;
+  progress: number;
+  progress_msg: string;
+  create_time: number;
+  update_time: number;
+}
+
 /** MCP servers a tenant configured; agents call their tools. */
 export interface McpServersTable {
   id: string;
@@ -239,4 +274,6 @@ export interface Database {
   chats: ChatsTable;
   chat_datasets: ChatDatasetsTable;
   chat_sessions: ChatSessionsTable;
+  memories: MemoriesTable;
+  memory_tasks: MemoryTasksTable;
 }

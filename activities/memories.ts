@@ -1,0 +1,55 @@
+import { Context, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityDeps } from './deps.js';
+import type { MemoryExtractionInput } from '../src/memories/types.js';
+import type { ExtractedItem } from '../src/memories/extraction.js';
+import { MemoryExtractor, type BeginOutcome } from '../src/services/memories.js';
+import { ModelError } from '../src/models/types.js';
+
+/** Failures that another attempt cannot fix: the task fails at once with the reason. */
+const FINAL = new Set(['InvalidExtractionError', 'MemoryFullError', 'InvalidModelIdError', 'SourceGoneError']);
+
+function asFailure(err: unknown): unknown {
+  if (err instanceof ModelError && err.status < 500) return ApplicationFailure.nonRetryable(err.message, 'ModelConfigurationError');
+  if (err instanceof Error && FINAL.has(err.name)) return ApplicationFailure.nonRetryable(err.message, err.name);
+  return err;
+}
+
+/** Heartbeats every second while a model call runs, so a dead worker is noticed within the heartbeat timeout. */
+async function withHeartbeats<T>(run: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => heartbeat(), 1000);
+  try {
+    return await run();
+  } catch (err) {
+    throw asFailure(err);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The steps of the memoryExtraction workflow (thin: the work is in MemoryExtractor). */
+export function memoryActivities({ store, memories, models }: ActivityDeps) {
+  const extractor = new MemoryExtractor(store, memories, models);
+  return {
+    beginMemoryTask(input: MemoryExtractionInput): Promise<BeginOutcome> {
+      return extractor.begin(input.memoryId, input.messageId);
+    },
+
+    extractMemoryItems(input: MemoryExtractionInput): Promise<ExtractedItem[]> {
+      const ctx = Context.current();
+      return withHeartbeats(() => extractor.extract(input.memoryId, input.messageId, { attempt: ctx.info.attempt, signal: ctx.cancellationSignal }));
+    },
+
+    storeMemoryItems(input: MemoryExtractionInput & { items: ExtractedItem[] }): Promise<{ stored: number; evicted: number; alreadyStored: boolean }> {
+      return withHeartbeats(() => extractor.storeItems(input.memoryId, input.messageId, input.items));
+    },
+
+    finishMemoryTask(input: MemoryExtractionInput & { message: string }): Promise<void> {
+      return extractor.finish(input.memoryId, input.messageId, input.message);
+    },
+
+    failMemoryTask(input: MemoryExtractionInput & { message: string }): Promise<void> {
+      return extractor.fail(input.memoryId, input.messageId, input.message);
+    },
+  };
+}

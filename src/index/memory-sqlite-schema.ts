@@ -1,0 +1,61 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * Tables of the embedded memory index (all prefixed `memory_`, next to the chunk index's `chunk_`
+ * tables in the same database file), created idempotently.
+ *
+ * - memory_rows         one row per message: every MemoryMessage field, `terms` (the content's stems for
+ *                       term similarity, term-hashes.ts), `dim` and the float32 `vector` (last, so scans
+ *                       that skip it never read its overflow pages). message_id is AUTOINCREMENT: one
+ *                       global integer sequence whose ids are never reused, even after FIFO removals;
+ * - memory_fts          FTS5 over the content; contentless (the text lives in memory_rows) with
+ *                       contentless_delete; rowid = message_id;
+ * - memory_usage        per memory, the byte total and message count, changed in the same transaction as
+ *                       every insert and removal (so FIFO needs no scan to know the total);
+ * - memory_extractions  per (memory, raw message), a marker written in the same transaction as the items
+ *                       extracted from it: a retried extraction finds it and stores nothing twice.
+ */
+export function ensureMemorySchema(db: Database): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS memory_rows (
+      message_id INTEGER PRIMARY KEY AUTOINCREMENT,
+      memory_id TEXT NOT NULL,
+      tenant_id TEXT NOT NULL,
+      message_type TEXT NOT NULL,
+      source_id INTEGER NOT NULL,
+      user_id TEXT NOT NULL,
+      agent_id TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      dedup_key TEXT,
+      content TEXT NOT NULL,
+      valid_at INTEGER NOT NULL,
+      invalid_at INTEGER,
+      forget_at INTEGER,
+      status INTEGER NOT NULL,
+      size INTEGER NOT NULL,
+      create_time INTEGER NOT NULL,
+      terms BLOB NOT NULL,
+      dim INTEGER NOT NULL,
+      vector BLOB
+    );
+    CREATE INDEX IF NOT EXISTS memory_rows_valid ON memory_rows (memory_id, valid_at, message_id);
+    CREATE INDEX IF NOT EXISTS memory_rows_forgotten ON memory_rows (memory_id, forget_at, valid_at, message_id) WHERE forget_at IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS memory_rows_source ON memory_rows (source_id) WHERE source_id > 0;
+    CREATE UNIQUE INDEX IF NOT EXISTS memory_rows_dedup ON memory_rows (memory_id, dedup_key) WHERE dedup_key IS NOT NULL;
+    CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
+      content,
+      tokenize = 'porter unicode61', content = '', contentless_delete = 1
+    );
+    CREATE TABLE IF NOT EXISTS memory_usage (
+      memory_id TEXT PRIMARY KEY,
+      bytes INTEGER NOT NULL,
+      messages INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS memory_extractions (
+      memory_id TEXT NOT NULL,
+      source_id INTEGER NOT NULL,
+      create_time INTEGER NOT NULL,
+      PRIMARY KEY (memory_id, source_id)
+    ) WITHOUT ROWID;
+  `);
+}

@@ -1,0 +1,97 @@
+/**
+ * search_message: hybrid full-text + vector search over memory messages.
+ *
+ *   term_similarity   = Σ idf(t) over query terms t found in the message / Σ idf(t) over all query terms
+ *                       (idf from the searched memories' own messages: other tenants never influence scores)
+ *   vector_similarity = cosine(query vector, message vector), clamped to 0..1
+ *   similarity        = kw · term_similarity + (1 − kw) · vector_similarity,  kw = keywords_similarity_weight
+ *
+ * So kw = 0.5 weighs keywords and meaning equally, kw = 1 is keyword search only and kw = 0 is vector
+ * search only; the default 0.7 leans on keywords, as the parameter's name says. (RAGFlow's Elasticsearch
+ * connector applies the weight the other way round; the spec's definition is followed here.) When the
+ * query has no usable vector, similarity is the term similarity alone.
+ *
+ * Candidates are the best full-text and the nearest vector matches among searchable messages (enabled,
+ * not forgotten, matching the filters). Those at or above similarity_threshold are ranked by similarity,
+ * the best top_n are kept, and they are returned most recent first (valid_at descending), as RAGFlow
+ * returns them. Every score is finite and within 0..1.
+ */
+import type { MemoryIndex, MemoryMessage, MemorySearchFilter } from '../index/memory-types.js';
+import { idf, isUsableVector, termSimilarity, unitScore, vectorSimilarity } from '../retrieval/scoring.js';
+import { queryTerms } from '../retrieval/tokenizer.js';
+
+export const SEARCH_DEFAULTS = { similarity_threshold: 0.2, keywords_similarity_weight: 0.7, top_n: 10 } as const;
+
+/** Candidates taken from each of full-text and vector search. */
+export const SEARCH_CANDIDATES = 1024;
+
+export interface MemorySearchParams {
+  query: string;
+  filter: MemorySearchFilter;
+  similarity_threshold?: number;
+  keywords_similarity_weight?: number;
+  top_n?: number;
+}
+
+export interface MemorySearchDeps {
+  index: MemoryIndex;
+  /** Embeds the query with the memories' embedding model (L2-normalised). */
+  embedQuery(text: string): Promise<number[]>;
+}
+
+export interface ScoredMessage {
+  message: MemoryMessage;
+  similarity: number;
+  term_similarity: number;
+  vector_similarity: number;
+}
+
+/** The weighted sum of the two parts, in 0..1. */
+export function hybridSimilarity(termPart: number, vectorPart: number, keywordsWeight: number): number {
+  const kw = unitScore(keywordsWeight);
+  return unitScore(kw * unitScore(termPart) + (1 - kw) * unitScore(vectorPart));
+}
+
+function finiteOr(value: number | undefined, fallback: number): number {
+  return value !== undefined && Number.isFinite(value) ? value : fallback;
+}
+
+export async function searchMessages(params: MemorySearchParams, deps: MemorySearchDeps): Promise<ScoredMessage[]> {
+  const query = params.query ?? '';
+  const threshold = finiteOr(params.similarity_threshold, SEARCH_DEFAULTS.similarity_threshold);
+  const kw = unitScore(finiteOr(params.keywords_similarity_weight, SEARCH_DEFAULTS.keywords_similarity_weight));
+  const topN = Math.max(1, Math.floor(finiteOr(params.top_n, SEARCH_DEFAULTS.top_n)));
+  if (!query.trim() || params.filter.memoryIds.length === 0) return [];
+
+  const embedding = deps.embedQuery(query);
+  embedding.catch(() => undefined);
+  const terms = queryTerms(query);
+  const textHits = await deps.index.fullText(query, params.filter, SEARCH_CANDIDATES);
+  const vector = await embedding;
+  const useVector = isUsableVector(vector);
+  const vectorHits = useVector ? await deps.index.vectorSearch(vector, params.filter, SEARCH_CANDIDATES) : [];
+
+  const hits = new Map(vectorHits.map((h) => [h.message_id, { candidate: h, cosine: h.score as number | null }]));
+  const textOnly = textHits.filter((h) => !hits.has(h.message_id));
+  const cosines = useVector ? await deps.index.cosineSimilarities(textOnly.map((h) => h.message_id), vector) : new Map<number, number>();
+  for (const h of textOnly) hits.set(h.message_id, { candidate: h, cosine: cosines.get(h.message_id) ?? null });
+
+  const stats = await deps.index.termStats(terms, params.filter);
+  const weights = new Map(terms.map((t) => [t.stem, idf(stats.messageCount, stats.messageFrequency.get(t.stem) ?? 0)]));
+  const scored = [...hits.values()].map(({ candidate, cosine }) => {
+    const term = termSimilarity(weights, candidate.hasTerm);
+    const vec = useVector ? vectorSimilarity(cosine) : 0;
+    return { id: candidate.message_id, term, vec, similarity: useVector ? hybridSimilarity(term, vec, kw) : term };
+  });
+  const best = scored
+    .filter((s) => s.similarity >= threshold)
+    .sort((a, b) => b.similarity - a.similarity || b.id - a.id)
+    .slice(0, topN);
+  const loaded = new Map((await deps.index.getMany(best.map((s) => s.id))).map((m) => [m.message_id, m]));
+  return best
+    .flatMap((s) => {
+      const message = loaded.get(s.id);
+      return message ? [{ message, similarity: unitScore(s.similarity), term_similarity: unitScore(s.term), vector_similarity: unitScore(s.vec) }] : [];
+    })
+    .sort((a, b) => b.message.valid_at - a.message.valid_at || b.similarity - a.similarity || b.message.message_id - a.message.message_id);
+}

@@ -1,0 +1,51 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { MemoryExtractionInput } from '../src/memories/types.js';
+
+/** Reads and writes of the database: quick, retried until they succeed. */
+const quick = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+});
+
+/**
+ * Model calls: heartbeats every second, so a killed worker is noticed after 5 s and the step runs again
+ * on another; a failing model call is retried with backoff, four attempts in all.
+ */
+const modelSteps = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 4 },
+});
+
+export type MemoryExtractionOutcome =
+  | { status: 'done'; stored: number; evicted: number }
+  | { status: 'raw-only' }
+  | { status: 'gone' }
+  | { status: 'failed'; message: string };
+
+/**
+ * The extraction of one raw memory message: ask the memory's chat model for semantic / episodic /
+ * procedural items, embed them and store them linked to the raw message. Progress and the failure
+ * reason are written to the message's task. The items are part of this workflow's history once the
+ * model has answered, and the store step is exactly-once (see MemoryExtractor.storeItems), so a retried
+ * or restarted step never stores an item twice.
+ */
+export async function memoryExtraction(input: MemoryExtractionInput): Promise<MemoryExtractionOutcome> {
+  try {
+    const begun = await quick.beginMemoryTask(input);
+    if (begun === 'gone') return { status: 'gone' };
+    if (begun === 'done') return { status: 'raw-only' };
+    const items = await modelSteps.extractMemoryItems(input);
+    const { stored, evicted, alreadyStored } = await modelSteps.storeMemoryItems({ ...input, items });
+    const freed = evicted ? `; ${evicted} older message(s) removed by FIFO to make room` : '';
+    const message = alreadyStored ? `Done: ${items.length} item(s) stored` : `Done: ${stored} item(s) stored${freed}`;
+    await quick.finishMemoryTask({ ...input, message });
+    return { status: 'done', stored, evicted };
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    const message = cause instanceof ApplicationFailure || cause instanceof Error ? cause.message : String(cause);
+    await quick.failMemoryTask({ ...input, message });
+    return { status: 'failed', message };
+  }
+}
