@@ -2,6 +2,7 @@ import { CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps.js';
 import { DatasetService } from '../src/services/datasets.js';
 import { RetrievalService } from '../src/services/retrieval.js';
+import { MemoryService } from '../src/services/memories.js';
 import type { ActivityInput, ComponentCall, ComponentResult, RunIds, RunRequest, TurnOutcome } from '../src/agents/run-types.js';
 import { runModelCall, type ModelRunDeps } from '../src/agents/io/model-runner.js';
 import { runRetrieval } from '../src/agents/io/retrieval-tool.js';
@@ -23,9 +24,11 @@ export function agentActivities(deps: ActivityDeps) {
   const unavailable = async () => Promise.reject(new Error('not available inside agent runs'));
   const noCleanup = { startDeleteDatasets: unavailable, cancelParse: unavailable };
   const retrieval = new RetrievalService(store, new DatasetService(store, models.providers, noCleanup), deps.index, models);
+  const memories = new MemoryService(store, deps.memories, models, deps.memoryTasks);
+  const sources = { datasets: retrieval, memories };
   const modelDeps = (tenantId: string): ModelRunDeps => ({
     chat: (llmId) => models.chat(tenantId, llmId),
-    retrieve: (query, params) => runRetrieval(retrieval, tenantId, query, params),
+    retrieve: (query, params) => runRetrieval(sources, tenantId, query, params),
     mcpServer: async (mcpId) => {
       const row = await store.mcpServers.byId(mcpId);
       if (!row || row.tenant_id !== tenantId) throw new Error(`MCP server '${mcpId}' not found`);
@@ -41,7 +44,7 @@ export function agentActivities(deps: ActivityDeps) {
     agentRetrieval: (input: ActivityInput) =>
       component(input, async () => {
         const call = input.call as Call<'Retrieval'>;
-        const out = await runRetrieval(retrieval, input.tenantId, call.query, call.params);
+        const out = await runRetrieval(sources, input.tenantId, call.query, call.params);
         return { outputs: { formalized_content: out.formalized_content, json: out.json }, reference: out.reference };
       }),
 
@@ -86,6 +89,25 @@ export function agentActivities(deps: ActivityDeps) {
           publisher?.answer(text);
         }
         return { outputs: { content }, producers };
+      }),
+
+    /**
+     * A Message's `memory_ids`: the turn goes to each memory (raw message at once, extraction as its own
+     * workflow). Each memory's outcome is returned, failures included, for the run's events.
+     */
+    agentSaveMemory: (input: ActivityInput) =>
+      component(input, async () => {
+        const call = input.call as Call<'Memory'>;
+        const writes = await memories.addTurn(input.tenantId, {
+          memory_ids: call.memory_ids,
+          agent_id: input.agentId,
+          session_id: input.sessionId,
+          user_id: call.user_id,
+          user_input: call.user_input,
+          agent_response: call.agent_response,
+          turn_key: `${input.runKey}:${call.id}`,
+        });
+        return { outputs: { writes } };
       }),
 
     /** Persists the turn in its session (once, whatever the retries), then sends the last events and closes the log. */

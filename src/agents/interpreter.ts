@@ -65,6 +65,8 @@ const CONTAINERS = new Set(['Iteration', 'Loop']);
 /** A pure component's result may say where the walk goes, or that it ended a container. */
 interface StepResult extends ComponentResult {
   next?: string[];
+  /** A Message's writes to memories: each memory's message id or error. */
+  memoryWrites?: unknown[];
   /** The container (Iteration / Loop) this step finished. */
   containerDone?: string;
 }
@@ -208,7 +210,7 @@ class CanvasRun {
     this.startedAt[id] = this.exec.now();
   }
 
-  private nodeFinished(id: string, outputs: Outputs, error?: string, toolCalls?: unknown[]): void {
+  private nodeFinished(id: string, outputs: Outputs, error?: string, toolCalls?: unknown[], memoryWrites?: unknown[]): void {
     const def = this.def(id);
     const began = this.startedAt[id] ?? this.exec.now();
     const elapsed = (this.exec.now() - began) / 1000;
@@ -222,6 +224,7 @@ class CanvasRun {
       elapsed_time: elapsed,
       created_at: Math.floor(began / 1000),
       ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
+      ...(memoryWrites ? { memory_writes: memoryWrites } : {}),
     });
   }
 
@@ -245,7 +248,7 @@ class CanvasRun {
         case 'VariableAggregator':
           return { outputs: aggregateVariables(params, scope) };
         case 'Message':
-          return this.runMessage(id, params);
+          return this.saveToMemory(id, params, await this.runMessage(id, params));
         case 'VariableAssigner': {
           // All rows are computed (and checked) before anything is written.
           for (const a of assignVariables(params, scope)) applyAssignment(this.canvas.globals, this.outputs, a.target, a.value);
@@ -415,6 +418,23 @@ class CanvasRun {
     return this.exec.call({ kind: 'Message', id, pieces, producers }, options);
   }
 
+  /** RAGFlow's Message `memory_ids` (and `user_id`): the turn is written to those memories once the content is final. */
+  private async saveToMemory(id: string, params: Record<string, unknown>, result: StepResult): Promise<StepResult> {
+    const memoryIds = (Array.isArray(params.memory_ids) ? params.memory_ids : []).map(String).filter(Boolean);
+    if (!memoryIds.length || result.error || Object.values(result.producers ?? {}).some((p) => p.error)) return result;
+    const userId = params.user_id ? resolveParam(params.user_id, this.scope()) : this.canvas.globals['sys.user_id'];
+    const call: ComponentCall = {
+      kind: 'Memory',
+      id,
+      memory_ids: memoryIds,
+      user_id: userId ? String(userId) : undefined,
+      user_input: String(this.canvas.globals['sys.query'] ?? ''),
+      agent_response: String(result.outputs.content ?? ''),
+    };
+    const saved = await this.exec.call(call, { timeoutSec: 60, maxRetries: 0, delayAfterErrorSec: 0, stream: false });
+    return { ...result, memoryWrites: saved.error ? memoryIds.map((m) => ({ memory_id: m, error: saved.error })) : (saved.outputs.writes as unknown[]) };
+  }
+
   /**
    * Records a component's result: outputs, references, usage, events, and where the walk goes next.
    * Returns a terminal outcome when the run must stop.
@@ -476,7 +496,7 @@ class CanvasRun {
     }
     // As in RAGFlow, a streamed producer finishes after the Message that showed its tokens.
     for (const finished of produced) finished();
-    this.nodeFinished(id, outputs, result.error, result.trace);
+    this.nodeFinished(id, outputs, result.error, result.trace, result.memoryWrites);
     if (result.containerDone) {
       const container = result.containerDone;
       this.nodeFinished(container, this.outputs[container] ?? {});

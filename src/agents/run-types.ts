@@ -66,7 +66,8 @@ export type ComponentCall =
   | ({ kind: 'LLM' | 'Agent' } & ModelCall)
   | { kind: 'Retrieval'; id: string; query: string; params: Record<string, unknown> }
   | { kind: 'Categorize'; id: string; query: string; messages: PromptMessage[]; settings: ModelSettings; categories: Record<string, { to?: string[] }> }
-  | { kind: 'Message'; id: string; pieces: MessagePiece[]; producers: Record<string, ModelCall & { kind: 'LLM' | 'Agent' }> };
+  | { kind: 'Message'; id: string; pieces: MessagePiece[]; producers: Record<string, ModelCall & { kind: 'LLM' | 'Agent' }> }
+  | { kind: 'Memory'; id: string; memory_ids: string[]; user_id?: string; user_input: string; agent_response: string };
 
 export interface ModelCall {
   id: string;

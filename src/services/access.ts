@@ -23,3 +23,8 @@ export function requireManage<T extends TenantOwned>(p: Principal, obj: T | unde
   if (p.teamTenants.includes(obj.tenant_id)) throw forbidden(`You don't have access to ${what.toLowerCase()} '${id}': it is private to its owner`);
   throw notFound(`${what} '${id}' not found`);
 }
+
+/** A principal acting for a tenant's owner: agent runs read the owner's datasets and memories. */
+export function tenantPrincipal(tenantId: string): Principal {
+  return { userId: tenantId, email: '', nickname: '', tenantId, teamTenants: [], isAdmin: false };
+}

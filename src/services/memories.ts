@@ -12,7 +12,7 @@ import type { MemoryIndex, MemoryMessage, NewMemoryMessage } from '../index/memo
 import type { Principal } from './auth.js';
 import type { ModelClients } from './model-clients.js';
 import type { ModelType } from './providers.js';
-import { requireManage } from './access.js';
+import { requireManage, tenantPrincipal } from './access.js';
 import { checkAvatar } from './datasets.js';
 import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
@@ -97,11 +97,6 @@ export interface RecentInput {
   agent_id?: string | null;
   session_id?: string | null;
   limit?: number;
-}
-
-/** A principal acting for a tenant's owner (agent runs read and write the agent owner's memories). */
-export function tenantPrincipal(tenantId: string): Principal {
-  return { userId: tenantId, email: '', nickname: '', tenantId, teamTenants: [], isAdmin: false };
 }
 
 function checkName(raw: unknown): string {

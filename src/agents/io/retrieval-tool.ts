@@ -1,6 +1,7 @@
 import type { ReferenceBucket } from '../dsl.js';
 import type { RetrievalService } from '../../services/retrieval.js';
-import type { Principal } from '../../services/auth.js';
+import type { MemoryService } from '../../services/memories.js';
+import { tenantPrincipal } from '../../services/access.js';
 import type { ReferenceChunk } from '../../retrieval/types.js';
 
 /** RAGFlow's Retrieval tool, as an Agent sees it. */
@@ -13,20 +14,44 @@ export interface RetrievalOutput {
   reference: ReferenceBucket;
 }
 
-/** A principal acting for the agent owner's tenant: runs read the owner's datasets. */
-export function tenantPrincipal(tenantId: string): Principal {
-  return { userId: tenantId, email: '', nickname: '', tenantId, teamTenants: [], isAdmin: false };
+function datasetIds(params: Record<string, unknown>): string[] {
+  return stringList(params.kb_ids ?? params.dataset_ids);
 }
 
-function datasetIds(params: Record<string, unknown>): string[] {
-  const raw = params.kb_ids ?? params.dataset_ids ?? [];
-  const list = Array.isArray(raw) ? raw : [raw];
+/** Memory hits are prompt text only: as in RAGFlow they are not added to the turn's references. */
+async function retrieveMemories(memories: MemoryService, tenantId: string, query: string, memoryIds: string[], params: Record<string, unknown>): Promise<RetrievalOutput> {
+  if (!memoryIds.length) throw new Error('no memory is selected (set memory_ids)');
+  const hits = await memories.searchForAgent(tenantId, {
+    query,
+    memory_ids: memoryIds,
+    user_id: params.user_id ? String(params.user_id) : undefined,
+    similarity_threshold: typeof params.similarity_threshold === 'number' ? params.similarity_threshold : 0.2,
+    keywords_similarity_weight: typeof params.keywords_similarity_weight === 'number' ? params.keywords_similarity_weight : 0.7,
+    top_n: Number(params.top_n ?? 8) || 8,
+  });
+  const json = hits.map((h) => ({ ...h })) as Record<string, unknown>[];
+  const text = hits.map((h, i) => `\nMemory ${i} (${h.message_type}, valid at ${h.valid_at ?? ''}):\n${h.content}`).join('\n');
+  return { formalized_content: text || String(params.empty_response ?? ''), json, reference: { chunks: {}, doc_aggs: {} } };
+}
+
+export interface RetrievalSources {
+  datasets: RetrievalService;
+  memories: MemoryService;
+}
+
+function stringList(raw: unknown): string[] {
+  const list = Array.isArray(raw) ? raw : raw == null ? [] : [raw];
   return list.flatMap((v) => (Array.isArray(v) ? v : [v])).map(String).filter(Boolean);
 }
 
-/** Runs a Retrieval component or tool: every retrieval parameter of the DSL, references for `message_end`. */
-export async function runRetrieval(retrieval: RetrievalService, tenantId: string, query: string, params: Record<string, unknown>): Promise<RetrievalOutput> {
-  if (params.retrieval_from === 'memory') throw new Error('retrieval from memories is not available yet');
+/**
+ * Runs a Retrieval component or tool: from datasets (every retrieval parameter of the DSL, references
+ * for `message_end`), or with `retrieval_from: memory` (or no datasets but memory_ids) from memories.
+ */
+export async function runRetrieval(sources: RetrievalSources, tenantId: string, query: string, params: Record<string, unknown>): Promise<RetrievalOutput> {
+  const memoryIds = stringList(params.memory_ids);
+  if (params.retrieval_from === 'memory' || (!datasetIds(params).length && memoryIds.length)) return retrieveMemories(sources.memories, tenantId, query, memoryIds, params);
+  const retrieval = sources.datasets;
   const ids = datasetIds(params);
   if (!ids.length) throw new Error('no dataset is selected (set kb_ids)');
   const keywordsWeight = typeof params.keywords_similarity_weight === 'number' ? params.keywords_similarity_weight : 0.5;

@@ -4,7 +4,8 @@ import { MetaStore } from '../../../src/store/index.js';
 import { SqliteMemoryIndex } from '../../../src/index/memory-sqlite-index.js';
 import { ProviderService } from '../../../src/services/providers.js';
 import { ModelClients } from '../../../src/services/model-clients.js';
-import { MemoryExtractor, MemoryService, tenantPrincipal } from '../../../src/services/memories.js';
+import { MemoryExtractor, MemoryService } from '../../../src/services/memories.js';
+import { tenantPrincipal } from '../../../src/services/access.js';
 import type { MemoryExtractionInput } from '../../../src/memories/types.js';
 import { fixedAnswer, startFakeOpenAI, type FakeOpenAI } from '../../fakes/index.js';
 
