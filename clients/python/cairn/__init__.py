@@ -7,7 +7,7 @@ from .client import Client, RAGFlow
 from .dataset import DataSet
 from .document import Document
 from .errors import CairnError, ChunkUpdateError
-from .memory import Memory
+from .memory import Memory, MessagesAdded
 from .message import Message
 from .session import Session
 
@@ -24,6 +24,7 @@ __all__ = [
     "Document",
     "Memory",
     "Message",
+    "MessagesAdded",
     "RAGFlow",
     "Session",
 ]

@@ -12,7 +12,7 @@ from .chat import Chat
 from .chunk import Chunk
 from .dataset import DataSet
 from .errors import CairnError
-from .memory import Memory
+from .memory import Memory, MessagesAdded, memory_ids
 
 __all__ = ["Client", "RAGFlow"]
 
@@ -194,13 +194,21 @@ class Client:
         self._call("DELETE", f"/agents/{agent_id}", json={})
 
     # ------------------------------------------------------------------ memories
-    def create_memory(self, name: str, memory_type: list[str], embd_id: str, llm_id: str) -> "Memory":
+    def create_memory(self, name: str, memory_type: list[str], embd_id: str, llm_id: str, **kwargs: Any) -> "Memory":
+        """Creates a memory: ``memory_type`` a non-empty list of raw / semantic / episodic / procedural,
+        ``embd_id`` and ``llm_id`` configured models as ``model_name@model_factory``. A taken name gets a
+        ``(1)``, ``(2)``... suffix. Other keyword arguments (description, permission, memory_size,
+        forgetting_policy, temperature, system_prompt, user_prompt, avatar) are sent as they are."""
         body = {"name": name, "memory_type": memory_type, "embd_id": embd_id, "llm_id": llm_id}
+        body.update(drop_none(kwargs))
         return Memory(self, self._call("POST", "/memories", json=body)["data"])
 
     def list_memory(self, page: int = 1, page_size: int = 50, tenant_id: str | list[str] | None = None,
                     memory_type: str | list[str] | None = None, storage_type: str | None = None,
                     keywords: str | None = None) -> dict[str, Any]:
+        """``{"memory_list": [Memory], "total_count": N}``: the memories the caller may manage, newest
+        first; ``tenant_id`` owner(s), ``memory_type`` matches memories that include the type(s),
+        ``keywords`` is a case-insensitive part of the name."""
         params = {
             "page": page, "page_size": page_size, "tenant_id": tenant_id, "memory_type": memory_type,
             "storage_type": storage_type, "keywords": keywords,
@@ -211,31 +219,42 @@ class Client:
         return {"memory_list": [Memory(self, m) for m in items], "total_count": total}
 
     def delete_memory(self, memory_id: str) -> None:
+        """Deletes the memory with its messages."""
         self._call("DELETE", f"/memories/{memory_id}", json={})
 
     def add_message(self, memory_id: list[str], agent_id: str, session_id: str, user_input: str,
-                    agent_response: str, user_id: str = "") -> Any:
+                    agent_response: str, user_id: str = "") -> "MessagesAdded":
+        """Stores one conversation turn in each memory (searchable at once) and starts the extraction of
+        each. Returns the confirmation text (``"All add to task."``), a ``str`` that also carries
+        ``.results`` and ``.message_ids``. ``user_id`` is sent for compatibility; the service always
+        records the caller's own user id. All or nothing: any memory that is missing, not the caller's,
+        or too small for the message raises and nothing is stored."""
         body = {
-            "memory_id": memory_id, "agent_id": agent_id, "session_id": session_id,
+            "memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id,
             "user_input": user_input, "agent_response": agent_response, "user_id": user_id,
         }
         res = self._call("POST", "/messages", json=body)
-        return res.get("message", res.get("data"))
+        text = res.get("message")
+        return MessagesAdded(text if isinstance(text, str) else "All add to task.", res.get("data"))
 
     def search_message(self, query: str, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
                        user_id: str | None = None, similarity_threshold: float = 0.2,
                        keywords_similarity_weight: float = 0.7, top_n: int = 10) -> list[dict]:
+        """Hybrid search over enabled, not forgotten messages: ``similarity = w * term_similarity +
+        (1 - w) * vector_similarity`` with ``w = keywords_similarity_weight`` (0.5 weighs keywords and
+        meaning equally); the best ``top_n`` at or above ``similarity_threshold``, most recent first."""
         params = {
-            "query": query, "memory_id": memory_id, "agent_id": agent_id, "session_id": session_id, "user_id": user_id,
-            "similarity_threshold": similarity_threshold, "keywords_similarity_weight": keywords_similarity_weight,
-            "top_n": top_n,
+            "query": query, "memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id,
+            "user_id": user_id, "similarity_threshold": similarity_threshold,
+            "keywords_similarity_weight": keywords_similarity_weight, "top_n": top_n,
         }
-        return self._call("GET", "/messages/search", params=params).get("data")
+        return self._call("GET", "/messages/search", params=params).get("data") or []
 
     def get_recent_messages(self, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
                             limit: int = 10) -> list[dict]:
-        params = {"memory_id": memory_id, "agent_id": agent_id, "session_id": session_id, "limit": limit}
-        return self._call("GET", "/messages", params=params).get("data")
+        """The most recent messages of the memories (every type, forgotten ones left out), newest first."""
+        params = {"memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id, "limit": limit}
+        return self._call("GET", "/messages", params=params).get("data") or []
 
 
 RAGFlow = Client

@@ -169,13 +169,18 @@ def dataset(client: Client):
 class FakeLLM:
     """An OpenAI-compatible fake (test/fakes/openai.ts) answering `Echo: <last user message>`.
 
-    ``calls`` records the messages of every chat request it answered.
+    ``calls`` records the messages of every chat request it answered. ``script(needle, answer)`` makes
+    every later chat request whose messages contain ``needle`` answer ``answer`` instead (per test: use a
+    unique needle, e.g. a word of the test's own input); ``unscript(needle)`` removes it.
     """
 
     url: str
     base_url: str
     proc: subprocess.Popen
     calls: list[dict] = field(default_factory=list)
+    _acks: set = field(default_factory=set)
+    _acked: threading.Condition = field(default_factory=threading.Condition)
+    _next_id: int = 0
 
     def wait_for_call(self, needle: str, timeout: float = 10) -> list[dict]:
         """The messages of the first chat request that contains ``needle`` anywhere in its messages."""
@@ -188,6 +193,27 @@ class FakeLLM:
                 raise AssertionError(f"the chat model never received a request containing {needle!r}")
             time.sleep(0.05)
 
+    def script(self, needle: str, answer: str) -> None:
+        """Requests containing ``needle`` answer ``answer`` from now on (returns once the fake has it)."""
+        self._command("script", {"needle": needle, "answer": answer})
+
+    def unscript(self, needle: str) -> None:
+        self._command("unscript", {"needle": needle})
+
+    def _command(self, kind: str, args: dict, timeout: float = 10) -> None:
+        with self._acked:
+            self._next_id += 1
+            command_id = self._next_id
+            self.proc.stdin.write(json.dumps({kind: {"id": command_id, **args}}) + "\n")
+            self.proc.stdin.flush()
+            if not self._acked.wait_for(lambda: command_id in self._acks, timeout=timeout):
+                raise AssertionError(f"the fake chat model did not acknowledge {kind} {args!r}")
+
+    def _ack(self, command_id: int) -> None:
+        with self._acked:
+            self._acks.add(command_id)
+            self._acked.notify_all()
+
 
 @pytest.fixture(scope="session")
 def fake_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeLLM]:
@@ -195,7 +221,7 @@ def fake_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeLLM]:
     with open(log_path, "wb") as err:
         proc = subprocess.Popen(
             ["node", str(TESTS_DIR / "fake_llm.mjs")], cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=err,
-            stdin=subprocess.DEVNULL, start_new_session=True, text=True,
+            stdin=subprocess.PIPE, start_new_session=True, text=True,
         )
     try:
         first = proc.stdout.readline()
@@ -212,6 +238,8 @@ def fake_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeLLM]:
                     continue
                 if "chat" in record:
                     fake.calls.append(record["chat"])
+                elif "ack" in record:
+                    fake._ack(record["ack"])
 
         threading.Thread(target=pump, daemon=True).start()
         yield fake
