@@ -7,6 +7,8 @@ import type { ActivityInput, ComponentCall, ComponentResult, RunIds, RunRequest,
 import { runModelCall, type ModelRunDeps } from '../src/agents/io/model-runner.js';
 import { runRetrieval } from '../src/agents/io/retrieval-tool.js';
 import { mcpConfigOf } from '../src/services/mcp-servers.js';
+import { runInvoke } from '../src/agents/io/invoke.js';
+import { runCode } from '../src/agents/io/sandbox/index.js';
 import { DeltaPublisher } from '../src/agents/io/delta-publisher.js';
 import { pickCategory } from '../src/agents/components/pure.js';
 import { recordTurn } from '../src/agents/io/session-turns.js';
@@ -108,6 +110,18 @@ export function agentActivities(deps: ActivityDeps) {
           turn_key: `${input.runKey}:${call.id}`,
         });
         return { outputs: { writes } };
+      }),
+
+    /** RAGFlow's Invoke: an HTTP request, behind the SSRF guard. */
+    agentInvoke: (input: ActivityInput) =>
+      component(input, async (signal) => ({ outputs: await runInvoke((input.call as Call<'Invoke'>).params, signal, deps.agentLimits.urls) })),
+
+    /** RAGFlow's CodeExec: Python or JavaScript in a locked-down child process per call. */
+    agentCodeExec: (input: ActivityInput) =>
+      component(input, async (signal) => {
+        const { code } = deps.agentLimits;
+        const timeoutMs = Math.min(code.timeoutMs, input.timeoutSec * 1000);
+        return { outputs: await runCode((input.call as Call<'CodeExec'>).params, signal, { timeoutMs, memoryMb: code.memoryMb }) };
       }),
 
     /** Persists the turn in its session (once, whatever the retries), then sends the last events and closes the log. */

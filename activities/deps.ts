@@ -6,6 +6,8 @@ import type { RunEvents } from '../src/events/types.js';
 import type { MemoryIndex } from '../src/index/memory-types.js';
 import type { MemoryTasks } from '../src/memories/types.js';
 import type { UrlGuard } from '../src/services/mcp-servers.js';
+import type { UrlPolicy } from '../src/agents/io/ssrf.js';
+import type { CodeLimits } from '../src/agents/io/sandbox/index.js';
 
 /** What activities may touch: the ports, never concrete implementations. */
 export interface ActivityDeps {
@@ -16,6 +18,8 @@ export interface ActivityDeps {
   events: RunEvents;
   /** The SSRF guard: checked before connecting to a URL a user configured. */
   urlGuard: UrlGuard;
+  /** What agents' Invoke may call (the SSRF policy) and CodeExec's limits. */
+  agentLimits: { urls: UrlPolicy; code: CodeLimits };
   /** Memory messages (hybrid-indexed, like the chunks). */
   memories: MemoryIndex;
   /** Starts memory extraction workflows from inside an activity (e.g. an agent's Message component). */

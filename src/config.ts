@@ -21,6 +21,14 @@ export interface Config {
   jsonLimit: number;
   /** Largest single uploaded file, in bytes. */
   uploadLimit: number;
+  /** Agents' Invoke may reach private, loopback and link-local addresses (SSRF guard off). */
+  allowPrivateUrls: boolean;
+  /** Hosts (`name`, `*.suffix`) and address ranges (`10.0.0.0/8`) Invoke may reach although not public. */
+  privateUrlAllowList: string[];
+  /** CodeExec: seconds a script may run (a component's shorter `timeout` wins). */
+  sandboxTimeoutSec: number;
+  /** CodeExec: memory of a script in MB (JavaScript heap / Python interpreter memory). */
+  sandboxMemoryMb: number;
 }
 
 const rootDir = path.resolve(new URL('..', import.meta.url).pathname);
@@ -41,6 +49,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddedWorker: env.CAIRN_EMBEDDED_WORKER !== 'false',
     jsonLimit: intFrom(env.CAIRN_JSON_LIMIT, 1024 * 1024),
     uploadLimit: intFrom(env.CAIRN_UPLOAD_LIMIT, 100 * 1024 * 1024),
+    allowPrivateUrls: /^(1|true|yes|on)$/i.test(env.CAIRN_ALLOW_PRIVATE_URLS ?? ''),
+    privateUrlAllowList: (env.CAIRN_PRIVATE_URL_ALLOWLIST ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    sandboxTimeoutSec: Math.max(1, intFrom(env.CAIRN_SANDBOX_TIMEOUT, 60)),
+    sandboxMemoryMb: Math.max(16, intFrom(env.CAIRN_SANDBOX_MEMORY_MB, 256)),
   };
 }
 

@@ -7,6 +7,7 @@ import { SqliteChunkIndex } from './index/sqlite-index.js';
 import { ProviderService } from './services/providers.js';
 import { ModelClients } from './services/model-clients.js';
 import { SqliteRunEvents } from './events/sqlite-run-events.js';
+import { checkUrl } from './agents/io/ssrf.js';
 import { SqliteMemoryIndex } from './index/memory-sqlite-index.js';
 import { activityMemoryTasks } from './engine/memory-tasks.js';
 import type { ActivityDeps } from '../activities/deps.js';
@@ -14,6 +15,7 @@ import type { ActivityDeps } from '../activities/deps.js';
 /** The one place that picks concrete implementations of the ports from configuration. */
 export function buildActivityDeps(config: Config, db: MetaDb): ActivityDeps {
   const store = new MetaStore(db);
+  const urls = { allowPrivate: config.allowPrivateUrls, allowList: config.privateUrlAllowList };
   return {
     store,
     index: new SqliteChunkIndex(db.sqlite),
@@ -22,6 +24,9 @@ export function buildActivityDeps(config: Config, db: MetaDb): ActivityDeps {
     events: new SqliteRunEvents(db.sqlite),
     memories: new SqliteMemoryIndex(db.sqlite),
     memoryTasks: activityMemoryTasks(config.taskQueue),
-    urlGuard: async () => {}, // TODO(ssrf): replaced by the SSRF guard
+    urlGuard: async (url) => {
+      await checkUrl(new URL(url), urls, 'MCP server');
+    },
+    agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb } },
   };
 }

@@ -5,13 +5,15 @@ import type { AgentRunInput, ComponentCall, RunStatus, TurnOutcome } from '../sr
 import { RUN_ERROR, type RunEvent } from '../src/events/types.js';
 
 /** The activity that runs each kind of I/O component: one activity type per component, so the history reads like the canvas. */
-const ACTIVITY: Record<ComponentCall['kind'], 'agentLLM' | 'agentAgent' | 'agentRetrieval' | 'agentCategorize' | 'agentMessage' | 'agentSaveMemory'> = {
+const ACTIVITY: Record<ComponentCall['kind'], 'agentLLM' | 'agentAgent' | 'agentRetrieval' | 'agentCategorize' | 'agentMessage' | 'agentSaveMemory' | 'agentInvoke' | 'agentCodeExec'> = {
   LLM: 'agentLLM',
   Agent: 'agentAgent',
   Retrieval: 'agentRetrieval',
   Categorize: 'agentCategorize',
   Message: 'agentMessage',
   Memory: 'agentSaveMemory',
+  Invoke: 'agentInvoke',
+  CodeExec: 'agentCodeExec',
 };
 
 /** Short and idempotent: a local activity, so the turn ends without another round trip to a task queue. */

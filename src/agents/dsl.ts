@@ -61,6 +61,8 @@ export const COMPONENT_NAMES = [
   'StringTransform',
   'DataOperations',
   'ListOperations',
+  'Invoke',
+  'CodeExec',
 ] as const;
 export type ComponentName = (typeof COMPONENT_NAMES)[number];
 

@@ -55,9 +55,9 @@ export interface Executor {
 }
 
 /** RAGFlow's per-class defaults (agent/component/*.py), in seconds. */
-const DEFAULT_TIMEOUT: Record<string, number> = { Retrieval: 12, Agent: 20 * 60, LLM: 10 * 60, Categorize: 10 * 60, Message: 20 * 60 };
+const DEFAULT_TIMEOUT: Record<string, number> = { Retrieval: 12, Agent: 20 * 60, LLM: 10 * 60, Categorize: 10 * 60, Message: 20 * 60, CodeExec: 10 * 60 };
 const MODEL_COMPONENTS = new Set(['LLM', 'Agent']);
-const IO_COMPONENTS = new Set(['LLM', 'Agent', 'Retrieval', 'Categorize']);
+const IO_COMPONENTS = new Set(['LLM', 'Agent', 'Retrieval', 'Categorize', 'Invoke', 'CodeExec']);
 /** A run that executes more batches than this is stopped: a loop in the graph that never ends. */
 const MAX_STEPS = 5000;
 const CONTAINERS = new Set(['Iteration', 'Loop']);
@@ -318,8 +318,11 @@ class CanvasRun {
 
   private callOptions(name: string, params: Record<string, unknown>, stream: boolean) {
     const timeout = Number(params.timeout);
+    // Invoke's own `timeout` is its HTTP timeout (60 s by default): the component allows a moment more,
+    // so the request's own, clearer timeout message is the one reported.
+    const invokeSec = (Number.isFinite(timeout) && timeout > 0 ? timeout : 60) + 1;
     return {
-      timeoutSec: Number.isFinite(timeout) && timeout > 0 ? timeout : (DEFAULT_TIMEOUT[name] ?? 600),
+      timeoutSec: name === 'Invoke' ? invokeSec : Number.isFinite(timeout) && timeout > 0 ? timeout : (DEFAULT_TIMEOUT[name] ?? 600),
       maxRetries: Math.max(0, Math.floor(Number(params.max_retries ?? 0)) || 0),
       delayAfterErrorSec: Math.max(0, Number(params.delay_after_error ?? 2) || 0),
       stream,
@@ -377,6 +380,8 @@ class CanvasRun {
   private ioCall(id: string, name: string, params: Record<string, unknown>): ComponentCall {
     const scope = this.scope();
     if (name === 'LLM' || name === 'Agent') return this.modelCall(id, name, params);
+    if (name === 'Invoke') return { kind: 'Invoke', id, params: invokeParams(params, scope) };
+    if (name === 'CodeExec') return { kind: 'CodeExec', id, params: codeParams(params, scope) };
     if (name === 'Retrieval') {
       const query = params.query ? resolveRef(String(params.query), scope) : this.canvas.globals['sys.query'];
       const resolved = resolveParam({ ...params, query: undefined }, scope) as Record<string, unknown>;
@@ -566,6 +571,39 @@ class CanvasRun {
     if (status === 'finished') this.canvas.history.push(['assistant', this.answer]);
     return { status, canvas: this.canvas, answer: this.answer, reference: this.bucket, error };
   }
+}
+
+/** Invoke's params with references resolved (RAGFlow's `_resolve_arg_value` for each variable). */
+function invokeParams(params: Record<string, unknown>, scope: Scope): Record<string, unknown> {
+  let headers = params.headers;
+  if (typeof params.headers === 'string' && params.headers.trim()) {
+    const text = params.headers;
+    try {
+      headers = JSON.parse(text);
+    } catch {
+      throw new Error(`headers is not a JSON object: ${text.slice(0, 80)}`);
+    }
+  }
+  const variables = ((params.variables as { key?: string; ref?: string; value?: unknown }[] | undefined) ?? []).map((v) => ({
+    key: v.key,
+    value: v.ref ? (resolveRef(v.ref, scope) ?? '') : (resolveParam(v.value, scope) ?? ''),
+  }));
+  return {
+    ...params,
+    url: renderTemplate(String(params.url ?? ''), scope),
+    headers: headers && typeof headers === 'object' ? resolveParam(headers, scope) : headers,
+    variables,
+  };
+}
+
+/** CodeExec's params: each argument is a reference (or empty), resolved to its value. */
+function codeParams(params: Record<string, unknown>, scope: Scope): Record<string, unknown> {
+  const raw = params.arguments;
+  const args: Record<string, unknown> = {};
+  if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
+    for (const [k, ref] of Object.entries(raw)) args[k] = typeof ref === 'string' && ref ? resolveRef(ref, scope) : (ref ?? null);
+  }
+  return { lang: params.lang, script: params.script, arguments: args, outputs: params.outputs };
 }
 
 /** An activity failure's cause carries the reason (a timeout, the model's error). */

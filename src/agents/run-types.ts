@@ -67,6 +67,8 @@ export type ComponentCall =
   | { kind: 'Retrieval'; id: string; query: string; params: Record<string, unknown> }
   | { kind: 'Categorize'; id: string; query: string; messages: PromptMessage[]; settings: ModelSettings; categories: Record<string, { to?: string[] }> }
   | { kind: 'Message'; id: string; pieces: MessagePiece[]; producers: Record<string, ModelCall & { kind: 'LLM' | 'Agent' }> }
+  | { kind: 'Invoke'; id: string; params: Record<string, unknown> }
+  | { kind: 'CodeExec'; id: string; params: Record<string, unknown> }
   | { kind: 'Memory'; id: string; memory_ids: string[]; user_id?: string; user_input: string; agent_response: string };
 
 export interface ModelCall {

@@ -31,6 +31,8 @@ export function harness(): Promise<Harness> {
 
 async function start(): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-test-'));
+  // Tests talk to servers on loopback (fake models, Cairn's own MCP endpoint): the SSRF guard lets them.
+  process.env.CAIRN_ALLOW_PRIVATE_URLS = 'true';
   const base = loadConfig({ ...process.env, CAIRN_DATA_DIR: dataDir });
   const temporal = await startDevServer({ rootDir: base.rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
   const config: Config = { ...base, port: 0, temporalAddress: temporal.address, taskQueue: `cairn-test-${process.pid}`, embeddedWorker: false };
