@@ -50,6 +50,8 @@ const SCRIPTED_TTFT = TIMED.ttft;
 const SCRIPTED_TOTAL = TIMED.ttft + (TIMED.tokens - 1) * TIMED.token;
 const SYSTEM = 'You are a benchmark.';
 const HISTORY_RUNS = 5;
+const ITERATION_ITEMS = Number(argument('items', '100'));
+const ITERATION_RUNS = 3;
 
 interface Sample {
   ttft: number;
@@ -290,6 +292,27 @@ try {
   console.log(`six-component canvas (Begin → LLM → Switch → LLM → VariableAggregator → Message), instant model, non-stream, ${clients} concurrent clients for ${seconds} s`);
   console.log(`runs: ${latencies.length} in ${elapsed.toFixed(1)} s = ${(latencies.length / elapsed).toFixed(1)} runs/s; latency p50 ${percentile(latencies, 50).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms; failures ${failures}`);
   console.log(`in their workflow histories (${Math.min(40, sixSessions.length)} runs), p50 per run: ${timeSplit(await runHistories(temporal, sixId, sixSessions.slice(-40)))}`);
+
+  // 4. The batch summariser template (Iteration) over 100 items, instant model.
+  const templates = (await call(`${own.url}/api/v1/agents/templates`, 'GET', undefined, key)).json.data as { id: string; dsl: any }[];
+  const batch = structuredClone(templates.find((t) => t.id === 'batch_summarizer')!.dsl);
+  for (const c of Object.values(batch.components) as any[]) if ('llm_id' in c.obj.params) c.obj.params.llm_id = INSTANT_MODEL;
+  const batchId = (await call(`${own.url}/api/v1/agents`, 'POST', { title: 'bench batch', dsl: batch }, key)).json.data.id as string;
+  const items = Array.from({ length: ITERATION_ITEMS }, (_, i) => `Text number ${i}: a short paragraph to summarise.`);
+  const batchSessions: string[] = [];
+  const batchTimes: number[] = [];
+  for (let i = 0; i < ITERATION_RUNS; i++) {
+    const start = performance.now();
+    const res = await call(`${own.url}/api/v1/agents/chat/completions`, 'POST', { agent_id: batchId, stream: false, inputs: { texts: { value: items } } }, key);
+    batchTimes.push(performance.now() - start);
+    batchSessions.push(res.json.data.session_id);
+    const summaries = JSON.parse(res.json.data.data.content) as unknown[];
+    if (summaries.length !== ITERATION_ITEMS) throw new Error(`the batch run returned ${summaries.length} summaries`);
+  }
+  const batchHistory = await runHistory(temporal, batchId, batchSessions.at(-1)!);
+  console.log();
+  console.log(`Iteration template (batch summariser) over ${ITERATION_ITEMS} items, instant model, ${ITERATION_RUNS} runs one after another`);
+  console.log(`runs/s ${(1000 / percentile(batchTimes, 50)).toFixed(2)}; per run p50 ${percentile(batchTimes, 50).toFixed(0)} ms (${(percentile(batchTimes, 50) / ITERATION_ITEMS).toFixed(1)} ms per item); history ${batchHistory.events} events, ${batchHistory.bytes} bytes (${batchHistory.activities.length} activities)`);
   console.log(`(whole benchmark ${((performance.now() - began) / 1000).toFixed(0)} s)`);
 } finally {
   await connection.close();
