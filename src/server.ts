@@ -32,14 +32,15 @@ import { SessionService } from './services/sessions.js';
 import { ConversationService } from './services/conversations.js';
 import type { RouteSpec } from './api/routes.js';
 import { withMcp } from './mcp/http-transport.js';
+import { builtinChatStatus } from './models/builtin/chat-model.js';
 import { AgentService } from './services/agents.js';
 import { AgentSessionService } from './services/agent-sessions.js';
 import { agentRoutes } from './api/routers/agents.js';
-import { McpServerService } from './services/mcp-servers.js';
-import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { MemoryService } from './services/memories.js';
 import { memoryRoutes } from './api/routers/memories.js';
 import { TemporalMemoryTasks } from './engine/memory-tasks.js';
+import { McpServerService } from './services/mcp-servers.js';
+import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 
 export interface Cairn {
   url: string;
@@ -122,6 +123,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
           { name: 'database', check: () => store.ping() },
           { name: 'index', check: () => index.ping() },
           { name: 'temporal', check: () => workflows.ping() },
+          { name: 'chat_model', check: async () => {}, details: () => ({ ...builtinChatStatus() }) },
         ],
         () => routes,
       ),

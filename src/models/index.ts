@@ -11,9 +11,20 @@ export {
   type ModelType,
   type FactoryInfo,
 } from './registry.js';
-export { BUILTIN_EMBEDDING_MODEL_ID, BUILTIN_FACTORY, MINILM_L6_V2, type BuiltinModelSpec } from './builtin/spec.js';
+export {
+  BUILTIN_EMBEDDING_MODEL_ID,
+  BUILTIN_CHAT_MODEL_ID,
+  BUILTIN_FACTORY,
+  MINILM_L6_V2,
+  SMOLLM2_135M_INSTRUCT,
+  builtinChatSpecFor,
+  type BuiltinModelSpec,
+  type BuiltinChatSpec,
+} from './builtin/spec.js';
 export { BuiltinEmbeddingModel, builtinEmbeddingModel } from './builtin/embedding-model.js';
-export { locateModelFiles, MODEL_DIR_ENV } from './builtin/locate.js';
+export { BuiltinChatModel, builtinChatModel, builtinChatStatus, type BuiltinChatOptions } from './builtin/chat-model.js';
+export { CHAT_ENV, chatSettingsFromEnv, type ChatEngineSettings, type ChatEngineStatus } from './builtin/chat-protocol.js';
+export { locateModelFiles, locateChatModelFile, MODEL_DIR_ENV, CHAT_MODEL_FILE_ENV } from './builtin/locate.js';
 export { OllamaServer, OllamaChatModel, OllamaEmbeddingModel } from './ollama.js';
 export { OpenAIChatModel, OpenAIEmbeddingModel } from './openai-compat.js';
 export { HttpRerankModel } from './rerank.js';

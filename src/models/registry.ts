@@ -1,5 +1,6 @@
+import { builtinChatModel } from './builtin/chat-model.js';
 import { builtinEmbeddingModel } from './builtin/embedding-model.js';
-import { BUILTIN_FACTORY, MINILM_L6_V2, builtinSpecFor } from './builtin/spec.js';
+import { BUILTIN_FACTORY, MINILM_L6_V2, SMOLLM2_135M_INSTRUCT, builtinChatSpecFor, builtinSpecFor } from './builtin/spec.js';
 import type { Timeouts } from './http.js';
 import { OllamaChatModel, OllamaEmbeddingModel } from './ollama.js';
 import { OpenAIChatModel, OpenAIEmbeddingModel, type OpenAICompatSettings } from './openai-compat.js';
@@ -41,7 +42,7 @@ const FACTORIES: readonly (FactoryInfo & { kind: ProviderKind })[] = [
   { name: 'DeepSeek', kind: 'openai', types: ['chat'], defaultBaseUrl: 'https://api.deepseek.com/v1' },
   { name: 'Ollama', kind: 'ollama', types: ['chat', 'embedding'] },
   { name: 'Xinference', kind: 'xinference', types: ALL },
-  { name: BUILTIN_FACTORY, kind: 'builtin', types: ['embedding'] },
+  { name: BUILTIN_FACTORY, kind: 'builtin', types: ['chat', 'embedding'] },
 ];
 
 /** The provider factories Cairn can talk to. */
@@ -85,11 +86,12 @@ export function createModel(config: ModelConfig): ChatModel | EmbeddingModel | R
   const id = config.id ?? `${model}@${provider}`;
 
   if (factory.kind === 'builtin') {
-    const spec = builtinSpecFor(model);
-    if (!spec) {
-      throw new ModelError(`${provider}: no built-in model '${model}' (available: ${MINILM_L6_V2.name})`, provider, 400);
-    }
-    return builtinEmbeddingModel(spec);
+    const chat = type === 'chat' ? builtinChatSpecFor(model) : undefined;
+    if (chat) return builtinChatModel(chat);
+    const embedding = type === 'embedding' ? builtinSpecFor(model) : undefined;
+    if (embedding) return builtinEmbeddingModel(embedding);
+    const available = type === 'chat' ? SMOLLM2_135M_INSTRUCT.name : MINILM_L6_V2.name;
+    throw new ModelError(`${provider}: no built-in model '${model}' of type ${type} (available: ${available})`, provider, 400);
   }
 
   const baseUrl = config.base_url?.trim() || factory.defaultBaseUrl;

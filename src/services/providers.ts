@@ -4,9 +4,10 @@ import { parseModelId } from '../models/model-id.js';
 import { newId } from '../ids.js';
 import { nowMs, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
-import { BUILTIN_EMBEDDING_MODEL, type ModelCatalog } from './model-catalog.js';
+import { BUILTIN_CHAT_MODEL, BUILTIN_EMBEDDING_MODEL, type ModelCatalog } from './model-catalog.js';
 import { createModel, findFactory, listFactories } from '../models/registry.js';
-import { BUILTIN_FACTORY, builtinSpecFor } from '../models/builtin/spec.js';
+import { BUILTIN_FACTORY, builtinChatSpecFor, builtinSpecFor } from '../models/builtin/spec.js';
+import { chatSettingsFromEnv, promptBudget } from '../models/builtin/chat-protocol.js';
 import type { Principal } from './auth.js';
 
 export type ModelType = 'chat' | 'embedding' | 'rerank';
@@ -114,12 +115,13 @@ export class ProviderService implements ModelCatalog {
     return { provider_name: f.name, model_name: input.model_name, model_type: input.model_type, status: 'ok' };
   }
 
-  /** Every model the tenant can select, the built-in embedding model included. */
+  /** Every model the tenant can select, the built-in chat and embedding models included. */
   async listModels(tenantId: string, type?: ModelType) {
     const instances = await this.store.providers.instances(tenantId);
     const byId = new Map(instances.map((i) => [i.id, i]));
     const models = await this.store.providers.models(instances.map((i) => i.id));
     const out = [
+      { model_id: BUILTIN_CHAT_MODEL, name: BUILTIN_CHAT_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['chat'], vision: false, max_tokens: chatSettingsFromEnv().contextSize },
       { model_id: BUILTIN_EMBEDDING_MODEL, name: BUILTIN_EMBEDDING_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['embedding'], vision: false, max_tokens: 256 },
       ...models.map((m) => {
         const inst = byId.get(m.instance_id)!;
@@ -140,7 +142,8 @@ export class ProviderService implements ModelCatalog {
   async getDefaults(tenantId: string) {
     const row = await this.store.providers.defaults(tenantId);
     return {
-      chat_model: row?.chat_model ?? null,
+      // Until the tenant chooses one, chat runs on the built-in model (no provider needed).
+      chat_model: row?.chat_model ?? BUILTIN_CHAT_MODEL,
       embedding_model: row?.embedding_model ?? BUILTIN_EMBEDDING_MODEL,
       rerank_model: row?.rerank_model ?? null,
     };
@@ -160,7 +163,12 @@ export class ProviderService implements ModelCatalog {
       if (spec && type === 'embedding') {
         return { id: `${spec.name}@${BUILTIN_FACTORY}`, factory: BUILTIN_FACTORY, model_name: spec.name, model_type: 'embedding', base_url: '', api_key: '', vision: false, max_tokens: spec.maxTokens };
       }
-      throw badRequest(`Model ${modelId} not found for model type ${type}: the built-in provider offers only ${BUILTIN_EMBEDDING_MODEL} (embedding)`);
+      const chat = builtinChatSpecFor(id.name);
+      if (chat && type === 'chat') {
+        // max_tokens is what a prompt may fill (chat history is cut to fit): the context less room for the answer.
+        return { id: `${chat.name}@${BUILTIN_FACTORY}`, factory: BUILTIN_FACTORY, model_name: chat.name, model_type: 'chat', base_url: '', api_key: '', vision: false, max_tokens: promptBudget(chatSettingsFromEnv(chat)) };
+      }
+      throw badRequest(`Model ${modelId} not found for model type ${type}: the built-in provider offers ${BUILTIN_CHAT_MODEL} (chat) and ${BUILTIN_EMBEDDING_MODEL} (embedding)`);
     }
     const instances = (await this.store.providers.instances(tenantId, findFactory(id.factory)?.name ?? id.factory)).filter((i) => !id.instance || i.instance_name === id.instance);
     if (instances.length === 0) throw badRequest(`Provider ${id.factory}${id.instance ? ` (instance ${id.instance})` : ''} not found for model ${modelId}`);
@@ -180,7 +188,7 @@ export class ProviderService implements ModelCatalog {
     };
   }
 
-  /** The tenant's default model of a type, resolved; throws 400 when none is set. */
+  /** The tenant's default model of a type (chat: the built-in model unless set), resolved; throws 400 when none is set. */
   async resolveDefault(tenantId: string, type: ModelType): Promise<ResolvedModel> {
     const defaults = await this.getDefaults(tenantId);
     const id = defaults[DEFAULT_KIND[type]];

@@ -40,9 +40,15 @@ describe('HTTP conventions', () => {
     assert.ok(res.body.paths['/api/v1/datasets/{dataset_id}'].put);
   });
 
-  it('reports database, index and Temporal health', async () => {
+  it('reports database, index and Temporal health, and the built-in chat model', async () => {
     const res = await new Api((await harness()).url).get('/system/healthz');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { database: 'ok', index: 'ok', temporal: 'ok', status: 'ok' });
+    const { chat_model: chatModel, ...rest } = res.body;
+    assert.deepEqual(rest, { database: 'ok', index: 'ok', temporal: 'ok', status: 'ok' });
+    assert.equal(chatModel.status, 'ok');
+    assert.equal(chatModel.model, 'SmolLM2-135M-Instruct@Builtin');
+    assert.ok(['not_loaded', 'loading', 'loaded'].includes(chatModel.state), chatModel.state);
+    assert.equal(typeof chatModel.memory_bytes, 'number');
+    assert.ok(chatModel.context_size > 0 && chatModel.parallel > 0);
   });
 });

@@ -35,9 +35,10 @@ describe('model providers over HTTP', () => {
     assert.equal(dup.status, 400);
   });
 
-  it('lists selectable models by type, the built-in embedding model included', async () => {
+  it('lists selectable models by type, the built-in chat and embedding models included', async () => {
     const chat = await api.get('/models', { type: 'chat' });
-    assert.deepEqual(chat.body.data.map((m: any) => m.model_id), ['gpt-x@main@OpenAI-API-Compatible']);
+    assert.deepEqual(chat.body.data.map((m: any) => m.model_id), ['SmolLM2-135M-Instruct@Builtin', 'gpt-x@main@OpenAI-API-Compatible']);
+    assert.equal(chat.body.data[0].provider_name, 'Builtin');
     const emb = await api.get('/models', { type: 'embedding' });
     const ids = emb.body.data.map((m: any) => m.model_id);
     assert.ok(ids.includes('sentence-transformers/all-MiniLM-L6-v2@Builtin'));
@@ -45,11 +46,14 @@ describe('model providers over HTTP', () => {
   });
 
   it('sets per-tenant defaults by model_name@model_factory and reads them back', async () => {
+    const other = (await newUser('other-defaults')).api;
+    const fresh = (await other.get('/models/default')).body.data;
+    assert.equal(fresh.chat_model, 'SmolLM2-135M-Instruct@Builtin', 'a new tenant chats with the built-in model');
+    assert.equal(fresh.embedding_model, 'sentence-transformers/all-MiniLM-L6-v2@Builtin');
     const set = await api.patch('/models/default', { model_type: 'chat', model_id: 'gpt-x@OpenAI-API-Compatible' });
     assert.equal(set.status, 200);
     assert.equal(set.body.data.chat_model, 'gpt-x@main@OpenAI-API-Compatible');
-    const other = (await newUser('other-defaults')).api;
-    assert.equal((await other.get('/models/default')).body.data.chat_model, null, 'defaults are per tenant');
+    assert.equal((await other.get('/models/default')).body.data.chat_model, 'SmolLM2-135M-Instruct@Builtin', 'defaults are per tenant');
     const wrongType = await api.patch('/models/default', { model_type: 'rerank', model_id: 'gpt-x@OpenAI-API-Compatible' });
     assert.equal(wrongType.status, 400);
     const unknown = await api.patch('/models/default', { model_type: 'chat', model_id: 'nope@OpenAI-API-Compatible' });

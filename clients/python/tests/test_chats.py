@@ -65,7 +65,12 @@ def test_create_chat_gets_the_spec_defaults(make_chat, llm_id):
 
 def test_create_chat_without_llm_id_uses_the_default_chat_model(own_client):
     chat = own_client.create_chat(name=unique("default-model"))
-    assert not chat.llm_id or chat.llm_id.startswith("fake-chat@")
+    assert chat.llm_id.startswith("fake-chat@")  # the workspace chose the fake as its default
+
+
+def test_a_new_workspace_chats_with_the_builtin_model(fresh_client):
+    chat = fresh_client.create_chat(name=unique("builtin-model"))
+    assert chat.llm_id == "SmolLM2-135M-Instruct@Builtin"  # until the workspace chooses another
 
 
 def test_create_chat_with_every_parameter(client, make_chat, llm_id):

