@@ -172,14 +172,10 @@ describe('agents: CodeExec sandbox', function () {
     });
   });
 
-  it('without the pyodide package, Python fails with "Python sandbox not available" and never runs host Python', async function () {
-    if (!pythonUnavailable()) this.skip();
-    await fails(runCode({ lang: 'python', script: 'def main():\n    return 1' }, never, limits), 'unavailable', /^Python sandbox not available: /);
-  });
-
   describe('Python (Pyodide)', () => {
+    // pyodide is a dependency: when it cannot load, these tests fail (they never skip).
     before(async function () {
-      if (pythonUnavailable()) this.skip();
+      this.timeout(60_000);
       // The first call of a process prepares Pyodide's memory snapshot (a few seconds).
       await runCode({ lang: 'python', script: 'def main():\n    return 1' }, never, { timeoutMs: 30_000, memoryMb: 64 });
     });
