@@ -12,3 +12,45 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
+
+/** Client-observed times of one streamed answer, in ms. */
+export interface StreamSample {
+  ttft: number;
+  total: number;
+}
+
+/**
+ * Streams one SSE response. `inspect` sees each frame (matched as text, not parsed, so the client costs
+ * little next to the server it measures) and says whether it carries answer text and whether it is the
+ * last one.
+ */
+export async function timeStream(url: string, headers: Record<string, string>, body: unknown, inspect: (frame: string) => { first?: boolean; last?: boolean }): Promise<StreamSample> {
+  const start = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  if (!res.ok || !res.body) throw new Error(`${url}: HTTP ${res.status} ${await res.text()}`);
+  const decoder = new TextDecoder();
+  let buffered = '';
+  let ttft = NaN;
+  let ended = false;
+  for await (const bytes of res.body) {
+    buffered += decoder.decode(bytes as Uint8Array, { stream: true });
+    let cut: number;
+    while ((cut = buffered.indexOf('\n\n')) >= 0) {
+      const frame = buffered.slice(0, cut);
+      buffered = buffered.slice(cut + 2);
+      const seen = inspect(frame);
+      if (Number.isNaN(ttft) && seen.first) ttft = performance.now() - start;
+      if (seen.last) ended = true;
+    }
+  }
+  if (!ended || Number.isNaN(ttft)) throw new Error(`${url}: the stream ended without an answer`);
+  return { ttft, total: performance.now() - start };
+}
+
+/** One JSON call to Cairn's API; a non-zero envelope code throws with its message. */
+export async function apiCall(url: string, method: string, body: unknown, auth?: string) {
+  const res = await fetch(url, { method, headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = (await res.json()) as { code: number; data: any; message?: string };
+  if (json.code !== 0) throw new Error(`${method} ${url}: ${json.message}`);
+  return { json, res };
+}

@@ -28,7 +28,7 @@
  *    (the Switch also names a second LLM that the run does not take), on the instant model; `clients`
  *    concurrent clients post non-stream turns for `seconds` seconds.
  */
-import { argument, percentile } from '../common.js';
+import { apiCall as call, argument, percentile, timeStream, type StreamSample } from '../common.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -53,41 +53,10 @@ const HISTORY_RUNS = 5;
 const ITERATION_ITEMS = Number(argument('items', '100'));
 const ITERATION_RUNS = 3;
 
-interface Sample {
-  ttft: number;
-  total: number;
-}
+type Sample = StreamSample;
 
 interface Timed extends Sample {
   sessionId?: string;
-}
-
-/**
- * Streams one SSE response. `inspect` sees each frame (matched as text, not parsed, so the client
- * costs little next to the server it measures) and says whether it carries answer text and whether it
- * is the last one.
- */
-async function timeStream(url: string, headers: Record<string, string>, body: unknown, inspect: (frame: string) => { first?: boolean; last?: boolean }): Promise<Sample> {
-  const start = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  if (!res.ok || !res.body) throw new Error(`${url}: HTTP ${res.status} ${await res.text()}`);
-  const decoder = new TextDecoder();
-  let buffered = '';
-  let ttft = NaN;
-  let ended = false;
-  for await (const bytes of res.body) {
-    buffered += decoder.decode(bytes as Uint8Array, { stream: true });
-    let cut: number;
-    while ((cut = buffered.indexOf('\n\n')) >= 0) {
-      const frame = buffered.slice(0, cut);
-      buffered = buffered.slice(cut + 2);
-      const seen = inspect(frame);
-      if (Number.isNaN(ttft) && seen.first) ttft = performance.now() - start;
-      if (seen.last) ended = true;
-    }
-  }
-  if (!ended || Number.isNaN(ttft)) throw new Error(`${url}: the stream ended without an answer`);
-  return { ttft, total: performance.now() - start };
 }
 
 function startModel(spec: { ttft: number; token: number; tokens: number }): Promise<{ baseUrl: string; stop(): void }> {
@@ -119,13 +88,6 @@ async function startOwnCairn(separateWorker: boolean): Promise<{ url: string; te
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function call(url: string, method: string, body: unknown, auth?: string) {
-  const res = await fetch(url, { method, headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) }, body: JSON.stringify(body) });
-  const json = (await res.json()) as { code: number; data: any; message?: string };
-  if (json.code !== 0) throw new Error(`${method} ${url}: ${json.message}`);
-  return { json, res };
 }
 
 const INSTANT_MODEL = 'bench-instant@instant@OpenAI-API-Compatible';

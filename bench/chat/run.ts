@@ -13,7 +13,7 @@
  * none) on a temporary data directory. With --url it registers a new user on that Cairn (registration
  * must be open) and the Cairn must reach this machine's 127.0.0.1.
  */
-import { argument, percentile } from '../common.js';
+import { argument, percentile, timeStream, type StreamSample } from '../common.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -29,36 +29,7 @@ const TTFT_MS = 300;
 const TOKEN_MS = 15;
 const TOKENS = 150;
 
-interface Sample {
-  ttft: number;
-  total: number;
-}
-
-/**
- * Streams one SSE response; `first` says whether a frame carries answer text. Frames are matched as
- * text, not parsed, so the client costs little next to the server it measures.
- */
-async function timeStream(url: string, headers: Record<string, string>, body: unknown, first: (frame: string) => boolean, last: (frame: string) => boolean): Promise<Sample> {
-  const start = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  if (!res.ok || !res.body) throw new Error(`${url}: HTTP ${res.status} ${await res.text()}`);
-  const decoder = new TextDecoder();
-  let buffered = '';
-  let ttft = NaN;
-  let ended = false;
-  for await (const bytes of res.body) {
-    buffered += decoder.decode(bytes as Uint8Array, { stream: true });
-    let cut: number;
-    while ((cut = buffered.indexOf('\n\n')) >= 0) {
-      const frame = buffered.slice(0, cut);
-      buffered = buffered.slice(cut + 2);
-      if (Number.isNaN(ttft) && first(frame)) ttft = performance.now() - start;
-      if (last(frame)) ended = true;
-    }
-  }
-  if (!ended || Number.isNaN(ttft)) throw new Error(`${url}: the stream ended without an answer`);
-  return { ttft, total: performance.now() - start };
-}
+type Sample = StreamSample;
 
 /** Rounds of `streams` concurrent requests, the model alone and through Cairn taking turns so both see the same machine load. */
 async function measure(streams: number, samples: number, direct: () => Promise<Sample>, cairn: () => Promise<Sample>) {
@@ -121,17 +92,19 @@ const cairnUrl = own?.url ?? argument('url', '');
 try {
   const { key, chatId } = await setUp(cairnUrl, fake.baseUrl);
   const model = () =>
-    timeStream(`${fake.baseUrl}/chat/completions`, {}, { model: 'bench-chat', stream: true, messages: [{ role: 'user', content: 'go' }] }, (f) => f.includes('"content":"'), (f) => f === 'data: [DONE]');
+    timeStream(`${fake.baseUrl}/chat/completions`, {}, { model: 'bench-chat', stream: true, messages: [{ role: 'user', content: 'go' }] }, (f) => ({
+      first: f.includes('"content":"'),
+      last: f === 'data: [DONE]',
+    }));
   const fullAnswer = tokensAnswer(TOKENS)([], '').answer;
   const cairn = () =>
     timeStream(
       `${cairnUrl}/api/v1/chat/completions`,
       { Authorization: key },
       { chat_id: chatId, stream: true, messages: [{ role: 'user', content: 'go' }] },
-      (f) => f.startsWith('data:{"code":0') && !f.includes('"answer":""'),
       (f) => {
         if (f.includes('"final":true') && !f.includes(`"answer":"${fullAnswer}"`)) throw new Error('Cairn did not return the whole answer');
-        return f === 'data:{"code":0,"message":"","data":true}';
+        return { first: f.startsWith('data:{"code":0') && !f.includes('"answer":""'), last: f === 'data:{"code":0,"message":"","data":true}' };
       },
     );
   await model();

@@ -25,7 +25,7 @@
  *    runs `queries` queries, or fewer when `seconds` have passed (at least 20), so the whole benchmark
  *    stays within about four minutes on two cores. `--raw 0 --extract 0` runs only the search part.
  */
-import { argument, percentile } from '../common.js';
+import { argument, percentile, apiCall as call } from '../common.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -76,13 +76,6 @@ async function startOwnCairn(): Promise<{ url: string; dataDir: string; stop(): 
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-async function call(url: string, method: string, body: unknown, auth?: string) {
-  const res = await fetch(url, { method, headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: auth } : {}) }, body: JSON.stringify(body) });
-  const json = (await res.json()) as { code: number; data: any; message?: string };
-  if (json.code !== 0) throw new Error(`${method} ${url}: ${json.message}`);
-  return { json, res };
 }
 
 const CHAT_MODEL = 'bench-chat@bench@OpenAI-API-Compatible';
