@@ -23,6 +23,7 @@ import type {
 } from './run-types.js';
 import { referencedComponents, renderTemplate, resolveParam, resolveRef, splitTemplate, type Scope } from './refs.js';
 import { aggregateVariables, beginOutputs, categorizePrompt, evaluateSwitch, fillUp } from './components/pure.js';
+import { externalComponentError, isExternalComponent } from './external.js';
 import { applyAssignment, assignVariables, dataOperations, listOperations, stringTransform } from './components/transforms.js';
 import {
   collectPass,
@@ -271,6 +272,7 @@ class CanvasRun {
         this.deferred.set(id, this.modelCall(id, name as 'LLM' | 'Agent', params));
         return { outputs: {} };
       }
+      if (isExternalComponent(name)) return { outputs: {}, error: externalComponentError(name) };
       if (!IO_COMPONENTS.has(name)) return { outputs: {}, error: `component '${name}' cannot run` };
       return await this.exec.call(this.ioCall(id, name, params), this.callOptions(name, params, false));
     } catch (err) {

@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
 import { COMPONENT_NAMES, type CanvasDsl, type ComponentName } from './dsl.js';
+import { isExternalComponent } from './external.js';
 
 /** A DSL that cannot be stored or run; the message names the component id and the param. */
 export class DslError extends Error {
@@ -219,11 +220,13 @@ export function validateDsl(dsl: unknown): CanvasDsl {
   for (const [id, cpn] of Object.entries(components)) {
     const obj = cpn.obj as Record<string, unknown>;
     const name = obj.component_name;
-    if (!isComponentName(name)) throw new DslError(`Component '${id}': unknown component '${String(name)}'`, id);
+    const external = isExternalComponent(name);
+    if (!isComponentName(name) && !external) throw new DslError(`Component '${id}': unknown component '${String(name)}'`, id);
     if (obj.params === undefined) obj.params = {};
     cpn.downstream ??= [];
     cpn.upstream ??= [];
-    validateParams(id, name, obj.params as Record<string, unknown>, []);
+    // An external component's params are its service's: kept as given; it fails when it runs.
+    if (!external) validateParams(id, name, obj.params as Record<string, unknown>, []);
   }
 
   const begin = (components.begin.obj as Record<string, unknown>).component_name;
@@ -260,6 +263,7 @@ function validateParams(id: string, name: ComponentName, params: Record<string, 
     for (const [i, tool] of (params.tools as Record<string, unknown>[]).entries()) {
       const toolName = tool.component_name;
       const at = [...toolPath, 'tools', i];
+      if (isExternalComponent(toolName)) continue;
       if (!(TOOL_NAMES as readonly string[]).includes(String(toolName))) {
         const param = paramPath([...at, 'component_name']);
         throw new DslError(`${label}: param '${param}': unknown tool '${String(toolName)}' (Cairn's agents can use ${TOOL_NAMES.join(', ')})`, id, param);

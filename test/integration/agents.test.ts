@@ -112,6 +112,25 @@ describe('agents: runs over HTTP (the worker is a separate `cairn worker` proces
     assert.equal(session.message.at(-1).reference.chunks[0].document_name, 'cairns.txt');
   });
 
+  it('an Agent calls a sub-Agent as a tool: the sub-agent answers the task with its own prompt, the caller uses its answer', async () => {
+    const dsl = canvas([
+      ['begin', 'Begin', {}, ['Agent:Lead']],
+      ['Agent:Lead', 'Agent', { sys_prompt: 'You lead.', prompts: [{ role: 'user', content: '{sys.query}' }], tools: [{ component_name: 'Agent', name: 'researcher', params: { sys_prompt: 'You research facts.', description: 'Finds facts.' } }] }, ['Message:M']],
+      ['Message:M', 'Message', { content: ['{Agent:Lead@content}'] }, []],
+    ]);
+    const agentId = await createAgent(api, dsl);
+    fake.behaviour.answer = (messages) => {
+      const system = messages.find((m) => m.role === 'system')?.content ?? '';
+      if (system === 'You research facts.') return { answer: `Fact for "${lastUserMessage(messages)}": 42` };
+      const result = messages.find((m) => m.role === 'tool');
+      if (result) return { answer: `Lead says: ${result.content}` };
+      return { answer: '', tool_calls: [{ name: 'researcher', arguments: { user_prompt: 'the answer to everything' } }] };
+    };
+    const res = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'what is the answer?', stream: false });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.data.data.content, 'Lead says: Fact for "the answer to everything": 42');
+  });
+
   it('Categorize routes by the model answer, VariableAggregator joins the branches (customer feedback template)', async () => {
     const agentId = await createAgent(api, fixture('customer_feedback_dispatcher'));
     const classify: AnswerScript = (messages) => {

@@ -4,6 +4,7 @@ import type { ModelCall, ToolDef, Usage } from '../run-types.js';
 import { countTokens } from '../../text/tokens.js';
 import { RETRIEVAL_TOOL_DESCRIPTION, RETRIEVAL_TOOL_NAME, type RetrievalOutput } from './retrieval-tool.js';
 import { McpConnection, type McpServerConfig } from './mcp-client.js';
+import { externalComponentError, isExternalComponent } from '../external.js';
 
 export interface ModelRunDeps {
   chat(llmId?: string): Promise<ChatModel>;
@@ -150,6 +151,16 @@ function toolsOf(defs: ToolDef[]): BoundTool[] {
         },
       };
     }
+    if (isExternalComponent(def.component_name)) {
+      return {
+        def,
+        spec: {
+          name: unique(def.name || def.component_name),
+          description: String(def.params.description || `${def.component_name}: not available in Cairn.`),
+          parameters: { type: 'object', properties: { query: { type: 'string' } } },
+        },
+      };
+    }
     return {
       def,
       spec: {
@@ -180,6 +191,8 @@ async function callTool(c: ToolCall, tools: BoundTool[], deps: ModelRunDeps, run
     if (!tool) throw new Error(`there is no tool named ${c.name}`);
     if (tool.mcp) {
       result = await tool.mcp.call(c.name, args, signal);
+    } else if (isExternalComponent(tool.def.component_name)) {
+      throw new Error(externalComponentError(tool.def.component_name));
     } else if (tool.def.component_name === 'Retrieval') {
       const out = await deps.retrieve(String(args.query ?? ''), tool.def.params);
       Object.assign(run.reference.chunks, out.reference.chunks);

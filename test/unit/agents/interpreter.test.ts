@@ -181,6 +181,20 @@ describe('canvas interpreter', () => {
     ]);
   });
 
+  it('a component that needs an outside service fails when it runs, naming what is missing; its exception handler applies', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['TavilySearch:T']],
+      ['TavilySearch:T', 'TavilySearch', { exception_method: 'comment', exception_default_value: 'No web search here.' }, ['Message:m']],
+      ['Message:m', 'Message', { content: [' (done)'] }, []],
+    ]);
+    const { exec, calls, events } = fakeExecutor(() => assert.fail('nothing is called'));
+    const outcome = await runCanvas(input(canvas), exec);
+    assert.equal(calls.length, 0);
+    assert.equal(outcome.answer, 'No web search here. (done)');
+    const failed = events.find((e) => e.event === 'node_finished' && (e.data as any).component_id === 'TavilySearch:T')!;
+    assert.match((failed.data as any).error, /TavilySearch needs Tavily's web search API, an outside service Cairn does not provide/);
+  });
+
   describe('containers', () => {
     type ParentRow = [string, string, Record<string, unknown>, string[], string?];
     function nested(rows: ParentRow[]): CanvasDsl {

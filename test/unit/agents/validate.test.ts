@@ -221,12 +221,18 @@ describe('agents: DSL validation', () => {
       rejects(canvas('Agent:A', 'Agent', { max_rounds: -1 }), /Component 'Agent:A' \(Agent\): param 'max_rounds' must be >= 0/);
     });
 
-    it('Agent: tools may only be Retrieval or Agent, and their params are checked', () => {
+    it('Agent: tools are Retrieval, Agent or a RAGFlow tool needing an outside service; their params are checked', () => {
       const agent = (tools: unknown[]) => canvas('Agent:A', 'Agent', { tools });
       validateDsl(agent([{ component_name: 'Retrieval', name: 'Retrieval', params: { kb_ids: [] } }, { component_name: 'Agent', name: 'sub', params: { description: 'helper' } }]));
-      rejects(agent([{ component_name: 'TavilySearch', params: {} }]), /param 'tools\[0\]\.component_name': unknown tool 'TavilySearch'/);
+      validateDsl(agent([{ component_name: 'TavilySearch', params: { api_key: 'k' } }, { component_name: 'Agent', params: { tools: [{ component_name: 'Google' }] } }]));
+      rejects(agent([{ component_name: 'Frobnicator', params: {} }]), /param 'tools\[0\]\.component_name': unknown tool 'Frobnicator'/);
       rejects(agent([{ component_name: 'Retrieval', params: { top_n: -3 } }]), /Component 'Agent:A' \(Agent\): param 'tools\[0\]\.params\.top_n' must be >= 1/);
-      rejects(agent([{ component_name: 'Agent', params: { tools: [{ component_name: 'Google' }] } }]), /tools\[0\]\.params\.tools\[0\]\.component_name': unknown tool 'Google'/);
+      rejects(agent([{ component_name: 'Agent', params: { tools: [{ component_name: 'Nope' }] } }]), /tools\[0\]\.params\.tools\[0\]\.component_name': unknown tool 'Nope'/);
+    });
+
+    it('a RAGFlow component that needs an outside service (TavilySearch, ExeSQL, Email…) imports; it fails only when it runs', () => {
+      validateDsl(canvas('TavilySearch:T', 'TavilySearch', { api_key: '', query: 'sys.query' }));
+      validateDsl(canvas('ExeSQL:Q', 'ExeSQL', { db_type: 'mysql' }));
     });
 
     it('LLM: outputs.structured must be a valid JSON Schema', () => {
