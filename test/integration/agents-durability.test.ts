@@ -7,7 +7,7 @@ import { harness } from './harness.js';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { workflowBundlePath } from '../../src/engine/bundle-workflows.js';
-import { workflowIds } from '../../src/engine/task-queues.js';
+import { agentTaskQueue, workflowIds } from '../../src/engine/task-queues.js';
 import { installRuntimeOnce } from '../../src/engine/worker.js';
 
 /** Reads an SSE body frame by frame. */
@@ -73,7 +73,7 @@ describe('agents: durable runs', function () {
     ]);
   });
 
-  it('tokens never pass through workflow history: a 400-token answer makes as many history events as a 4-token one, and the history replays deterministically', async () => {
+  it('agent runs use their own task queue, and tokens never pass through workflow history: a 400-token answer makes as many history events as a 4-token one, and the history replays deterministically', async () => {
     const h = await harness();
     const connection = await Connection.connect({ address: h.temporal.address });
     try {
@@ -85,6 +85,7 @@ describe('agents: durable runs', function () {
         assert.equal(res.status, 200, JSON.stringify(res.body));
         const handle = client.workflow.getHandle(workflowIds.agentRun(agentId, res.body.data.session_id));
         await handle.result();
+        assert.equal((await handle.describe()).taskQueue, agentTaskQueue(h.config.taskQueue), 'agent runs poll their own task queue, apart from parsing');
         return handle.fetchHistory();
       };
       const short = await historyOf(4);
