@@ -80,7 +80,32 @@ def cairn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CairnServ
     if os.environ.get("CAIRN_TEST_BASE_URL"):
         yield CairnServer(os.environ["CAIRN_TEST_BASE_URL"].rstrip("/"), os.environ["CAIRN_TEST_API_KEY"])
         return
-    data_dir = tmp_path_factory.mktemp("cairn-data")
+    # A free port can be taken by someone else before Cairn binds it: then start again on another one.
+    for attempt in range(3):
+        data_dir = tmp_path_factory.mktemp("cairn-data")
+        proc, base_url, log_path = _start_cairn(data_dir)
+        try:
+            key_file = data_dir / "admin-api-key"
+            _wait_healthy(proc, base_url, key_file, log_path)
+        except PortTaken:
+            _stop(proc)
+            continue
+        except BaseException:
+            _stop(proc)
+            raise
+        try:
+            yield CairnServer(base_url, key_file.read_text().strip(), data_dir, log_path)
+        finally:
+            _stop(proc)
+        return
+    raise RuntimeError("Cairn could not bind a free port in 3 attempts")
+
+
+class PortTaken(RuntimeError):
+    pass
+
+
+def _start_cairn(data_dir: Path) -> tuple[subprocess.Popen, str, Path]:
     log_path = data_dir / "cairn.log"
     port = free_port()
     env = {
@@ -93,30 +118,31 @@ def cairn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CairnServ
         "LOG_LEVEL": "warn",
     }
     env.pop("TEMPORAL_ADDRESS", None)
-    base_url = f"http://127.0.0.1:{port}"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             ["node", "bin/cairn.js", "start"], cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,
         )
-    try:
-        key_file = data_dir / "admin-api-key"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"Cairn exited with code {proc.returncode} before it was healthy:\n{_tail(log_path)}")
-            try:
-                healthy = requests.get(f"{base_url}/api/v1/system/healthz", timeout=2).status_code == 200
-            except requests.RequestException:
-                healthy = False
-            if healthy and key_file.exists() and key_file.read_text().strip():
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Cairn was not healthy within {START_TIMEOUT_S} s:\n{_tail(log_path)}")
-            time.sleep(0.25)
-        yield CairnServer(base_url, key_file.read_text().strip(), data_dir, log_path)
-    finally:
-        _stop(proc)
+    return proc, f"http://127.0.0.1:{port}", log_path
+
+
+def _wait_healthy(proc: subprocess.Popen, base_url: str, key_file: Path, log_path: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if proc.poll() is not None:
+            tail = _tail(log_path)
+            if "EADDRINUSE" in tail:
+                raise PortTaken(tail)
+            raise RuntimeError(f"Cairn exited with code {proc.returncode} before it was healthy:\n{tail}")
+        try:
+            healthy = requests.get(f"{base_url}/api/v1/system/healthz", timeout=2).status_code == 200
+        except requests.RequestException:
+            healthy = False
+        if healthy and key_file.exists() and key_file.read_text().strip():
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"Cairn was not healthy within {START_TIMEOUT_S} s:\n{_tail(log_path)}")
+        time.sleep(0.25)
 
 
 @pytest.fixture(scope="session")
