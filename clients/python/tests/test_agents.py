@@ -53,17 +53,18 @@ def form_canvas() -> dict:
     })
 
 
-def slow_canvas(steps: int = 8) -> dict:
-    """Begin → LLM:1 → … → LLM:n → Message: several model calls in a row (a turn that takes a while)."""
-    ids = [f"LLM:{i}" for i in range(1, steps + 1)]
-    comps = {"begin": {"obj": {"component_name": "Begin", "params": {"prologue": PROLOGUE}}, "downstream": [ids[0]], "upstream": []}}
-    for i, cid in enumerate(ids):
-        prompt = "{sys.query}" if i == 0 else "{" + ids[i - 1] + "@content}"
-        comps[cid] = {"obj": {"component_name": "LLM", "params": {"prompts": [{"role": "user", "content": prompt}]}},
-                      "downstream": [ids[i + 1] if i + 1 < len(ids) else "Message:Out"],
-                      "upstream": ["begin" if i == 0 else ids[i - 1]]}
-    comps["Message:Out"] = {"obj": {"component_name": "Message", "params": {"content": ["{" + ids[-1] + "@content}"]}},
-                            "downstream": [], "upstream": [ids[-1]]}
+SLOW_DONE = "finished after the wait"
+
+
+def slow_canvas() -> dict:
+    """Begin → CodeExec (busy for as many ms as the question says) → Message: a turn that is surely still running when stopped."""
+    script = "function main({ ms }) { const end = Date.now() + Number(ms); while (Date.now() < end) {} return 1; }"
+    comps = {
+        "begin": {"obj": {"component_name": "Begin", "params": {"prologue": PROLOGUE}}, "downstream": ["CodeExec:Wait"], "upstream": []},
+        "CodeExec:Wait": {"obj": {"component_name": "CodeExec", "params": {"lang": "javascript", "script": script, "arguments": {"ms": "sys.query"}, "timeout": 60}},
+                          "downstream": ["Message:Out"], "upstream": ["begin"]},
+        "Message:Out": {"obj": {"component_name": "Message", "params": {"content": [SLOW_DONE]}}, "downstream": [], "upstream": ["CodeExec:Wait"]},
+    }
     return canvas(comps)
 
 
@@ -444,7 +445,7 @@ def test_cancel_without_a_running_turn_is_false(agent):
 def test_a_second_turn_while_one_runs_is_409_and_cancel_stops_it(rag):
     agent = make_agent(rag, slow_canvas())
     session = agent.create_session()
-    stream = session.ask("a long way", stream=True)
+    stream = session.ask("30000", stream=True)  # busy for 30 s
     events: list[Message] = []
     failure: list[BaseException] = []
 
@@ -463,12 +464,12 @@ def test_a_second_turn_while_one_runs_is_409_and_cancel_stops_it(rag):
     assert session.cancel() is True
     reader.join(timeout=60)
     assert not reader.is_alive()
-    assert not events or "Echo: a long way" not in events[-1].content  # the run stopped before its answer
+    assert not any(SLOW_DONE in m.content for m in events)  # the run stopped before its answer
     # Once stopped, the session takes a new turn.
     deadline = time.monotonic() + 30
     while True:
         try:
-            assert session.ask("again", stream=False).content.startswith("Echo:")
+            assert session.ask("0", stream=False).content == SLOW_DONE
             break
         except CairnError as err:
             if err.code != 409 or time.monotonic() > deadline:
