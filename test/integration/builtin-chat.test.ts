@@ -92,6 +92,16 @@ describe('chat with the built-in model, no provider configured', function () {
     assert.equal(res.body.data.data.content, `City: ${structured.city}`);
   });
 
+  it('Categorize on the built-in model always picks one of its categories (the answer is constrained to their names)', async () => {
+    const dsl = fixture('customer_feedback_dispatcher');
+    const agentId = await createAgent(api, dsl);
+    const res = await api.post('/agents/chat/completions', { agent_id: agentId, stream: false, inputs: { customer_review: { value: 'The parcel arrived three weeks late.' } }, return_trace: true });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const first = res.body.data.data.trace.find((t: any) => t.component_id === 'Categorize:RottenWallsObey').trace[0];
+    assert.ok(['Negative review ', 'Positive review'].includes(first.outputs.category_name), JSON.stringify(first.outputs));
+    assert.match(res.body.data.data.content, /Final review category is:/);
+  });
+
   it('healthz reports the loaded model and its memory', async () => {
     const health = await new Api((await harness()).url).get('/system/healthz');
     assert.equal(health.status, 200);
