@@ -53,6 +53,14 @@ export class ChunkService {
     return { total, chunks: chunks.map(chunkView), doc: this.documents.view(doc) };
   }
 
+  /** One chunk of the document, in the list route's shape; 1001 when it is not a chunk of the document. */
+  async get(p: Principal, datasetId: string, documentId: string, chunkId: string) {
+    const { doc } = await this.documents.get(p, datasetId, documentId);
+    const chunk = await this.index.get(chunkId);
+    if (!chunk || chunk.document_id !== doc.id) throw invalidChunkId(chunkId);
+    return chunkView(chunk);
+  }
+
   /** Adds a chunk, embedded and searchable at once. The same content again names the same chunk (RAGFlow's id). */
   async add(p: Principal, datasetId: string, documentId: string, input: AddChunkInput) {
     const { ds, doc } = await this.documents.get(p, datasetId, documentId);

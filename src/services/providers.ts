@@ -149,6 +149,27 @@ export class ProviderService implements ModelCatalog {
     };
   }
 
+  /**
+   * RAGFlow's `GET /users/me/models`: the tenant's model settings (`llm_id`, `embd_id`, `rerank_id`, ... — the
+   * built-in models until the tenant chooses others) plus `models`, every model it can select (built-ins included).
+   */
+  async tenantModels(p: Principal) {
+    const defaults = await this.getDefaults(p.tenantId);
+    return {
+      tenant_id: p.tenantId,
+      name: `${p.nickname}'s Kingdom`,
+      llm_id: defaults.chat_model,
+      embd_id: defaults.embedding_model,
+      rerank_id: defaults.rerank_model ?? '',
+      asr_id: '',
+      img2txt_id: '',
+      tts_id: null,
+      parser_ids: 'naive:General,qa:Q&A,table:Table,one:One,manual:Manual,paper:Paper,book:Book,laws:Laws,presentation:Presentation,picture:Picture,email:Email,tag:Tag',
+      role: 'owner',
+      models: await this.listModels(p.tenantId),
+    };
+  }
+
   async setDefault(tenantId: string, type: ModelType, modelId: string | null) {
     const canonical = modelId ? (await this.resolve(tenantId, modelId, type)).id : null;
     await this.store.providers.setDefault(tenantId, DEFAULT_KIND[type], canonical, nowMs());

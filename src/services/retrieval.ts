@@ -6,7 +6,8 @@ import type { ModelClients } from './model-clients.js';
 import type { MetadataCondition } from '../retrieval/metadata.js';
 import type { RetrievalResult } from '../retrieval/types.js';
 import { retrieve } from '../retrieval/retrieve.js';
-import { badRequest, notFound } from '../errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
+import { METADATA_OPERATORS, type MetadataFilterCondition } from '../retrieval/metadata.js';
 
 export interface RetrieveInput {
   question: string;
@@ -23,6 +24,80 @@ export interface RetrieveInput {
   metadata_condition?: MetadataCondition | null;
   highlight?: boolean;
 }
+
+/** Dify's external-knowledge request (RAGFlow `/dify/retrieval`), checked. */
+export interface DifyRetrieveInput {
+  knowledge_id: string;
+  query: string;
+  top_k: number;
+  score_threshold: number;
+  metadata_condition?: MetadataCondition;
+}
+
+const malformed = (what: string) => badRequest(`invalid or malformed arguments: ${what}; `);
+// Dify's operator names mapped onto ours, as RAGFlow's convert_conditions does (plus Dify's date words).
+const DIFY_OPERATORS: Record<string, string> = { is: '=', 'not is': '≠', 'is not': '≠', before: '<', after: '>' };
+
+/** Checks a Dify request (POST body or GET query: numbers and objects may come as strings). */
+export function parseDifyRequest(input: Record<string, unknown> | undefined): DifyRetrieveInput {
+  const req = input ?? {};
+  const missing = ['knowledge_id', 'query'].filter((k) => req[k] === undefined || req[k] === null || (k === 'knowledge_id' && req[k] === ''));
+  if (missing.length) throw badRequest(`required arguments are missing: ${missing.join(',')}; `);
+  if (typeof req.knowledge_id !== 'string') throw malformed('knowledge_id');
+  if (typeof req.query !== 'string') throw malformed('query');
+  const setting = jsonish(req.retrieval_setting, 'retrieval_setting') ?? {};
+  if (typeof setting !== 'object' || Array.isArray(setting)) throw malformed('retrieval_setting');
+  const { top_k: rawTopK, score_threshold: rawThreshold } = setting as Record<string, unknown>;
+  const topK = number(rawTopK ?? 1024);
+  if (!Number.isInteger(topK) || topK < 1) throw malformed('retrieval_setting.top_k');
+  const threshold = number(rawThreshold ?? 0);
+  if (!(threshold >= 0 && threshold <= 1)) throw malformed('retrieval_setting.score_threshold');
+  return { knowledge_id: req.knowledge_id, query: req.query, top_k: topK, score_threshold: threshold, metadata_condition: difyCondition(jsonish(req.metadata_condition, 'metadata_condition')) };
+}
+
+function jsonish(value: unknown, name: string): unknown {
+  if (typeof value !== 'string') return value;
+  if (!value.trim()) return undefined;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw malformed(name);
+  }
+}
+
+function number(value: unknown): number {
+  return typeof value === 'number' ? value : typeof value === 'string' && value.trim() ? Number(value) : NaN;
+}
+
+/** Dify's `{logical_operator, conditions: [{name: string | [string], comparison_operator, value}]}`. */
+function difyCondition(value: unknown): MetadataCondition | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) throw malformed('metadata_condition');
+  const c = value as Record<string, unknown>;
+  const logic = c.logical_operator ?? c.logic ?? 'and';
+  if (logic !== 'and' && logic !== 'or') throw malformed('metadata_condition.logical_operator');
+  if (c.conditions === undefined || c.conditions === null) return undefined;
+  if (!Array.isArray(c.conditions)) throw malformed('metadata_condition.conditions');
+  const conditions: MetadataFilterCondition[] = [];
+  for (const [i, raw] of c.conditions.entries()) {
+    const cond = raw as Record<string, unknown> | null;
+    const names = typeof cond?.name === 'string' ? [cond.name] : cond?.name;
+    if (!cond || typeof cond !== 'object' || !Array.isArray(names) || !names.length || !names.every((n) => typeof n === 'string' && n)) throw malformed(`metadata_condition.conditions[${i}].name`);
+    const op = typeof cond.comparison_operator === 'string' ? (DIFY_OPERATORS[cond.comparison_operator] ?? cond.comparison_operator) : '';
+    if (!(METADATA_OPERATORS as readonly string[]).includes(op)) throw malformed(`metadata_condition.conditions[${i}].comparison_operator`);
+    for (const name of names as string[]) conditions.push({ name, comparison_operator: op as MetadataFilterCondition['comparison_operator'], value: cond.value });
+  }
+  return conditions.length ? { logic, conditions } : undefined;
+}
+
+/** RAGFlow's related-question prompt: 5-10 search queries, as a numbered list. */
+const RELATED_QUESTIONS_PROMPT = `Role: You are an AI language model assistant tasked with generating 5-10 related questions based on a user's original query. These questions should help expand the search query scope and improve search relevance.
+
+Instructions:
+- Use the user's original query to generate 5-10 similar search terms or queries.
+- The terms should be closely related to the original query, expand it from different angles, and be concise.
+- Answer in the language of the original query.
+- Output them as a numbered list, one per line ("1. ...").`;
 
 /** The retrieval operation: access checks and model wiring around the pure hybrid retrieval. */
 export class RetrievalService {
@@ -71,6 +146,49 @@ export class RetrievalService {
       },
     );
     return result;
+  }
+
+  /**
+   * Dify's external knowledge API over one dataset: `records` of {content, score, title, metadata}, the
+   * metadata being the document's meta_fields plus its id. A dataset the caller may not use is "not found".
+   */
+  async difyRetrieve(p: Principal, input: DifyRetrieveInput) {
+    const ds = await this.datasets.get(p, input.knowledge_id).catch((err: unknown) => {
+      throw err instanceof ApiError && (err.status === 404 || err.status === 403) ? notFound('Knowledgebase not found!') : err;
+    });
+    const { chunks } = await this.retrieve(p, {
+      question: input.query,
+      dataset_ids: [ds.id],
+      page: 1,
+      page_size: input.top_k,
+      top_k: input.top_k,
+      similarity_threshold: input.score_threshold,
+      metadata_condition: input.metadata_condition,
+    });
+    const metas = new Map((await this.store.documents.metaFields([ds.id])).map((d) => [d.document_id, d.meta_fields]));
+    return chunks.map((c) => ({
+      content: c.content,
+      score: c.similarity,
+      title: c.document_name,
+      metadata: { ...(metas.get(c.document_id) ?? {}), doc_id: c.document_id, document_id: c.document_id },
+    }));
+  }
+
+  /** Related search questions for a question, from the tenant's chat model (RAGFlow's numbered-list parsing). */
+  async relatedQuestions(p: Principal, question: string): Promise<string[]> {
+    if (!question.trim()) throw badRequest('`question` is required');
+    const chat = await this.models.chat(p.tenantId);
+    const answer = await chat.complete(
+      [
+        { role: 'system', content: RELATED_QUESTIONS_PROMPT },
+        { role: 'user', content: `Keywords: ${question}\nRelated search terms:\n` },
+      ],
+      { temperature: 0.9 },
+    );
+    return answer
+      .split('\n')
+      .map((line) => /^\s*\d+\.\s+(.*\S)/.exec(line)?.[1])
+      .filter((q): q is string => !!q);
   }
 
   /** Documents must belong to the datasets; returns their ids and the datasets they are in. */

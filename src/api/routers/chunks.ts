@@ -63,6 +63,10 @@ export function chunkRoutes(chunks: ChunkService): RouteSpec[] {
       method: 'post', path: base, tag: 'chunks', summary: 'Add a chunk (embedded and searchable at once)', body: addBody,
       handler: ({ principal, params, body }) => chunks.add(principal, params.dataset_id, params.document_id, body),
     }),
+    route({
+      method: 'get', path: `${base}/:chunk_id`, tag: 'chunks', summary: 'One chunk of a document',
+      handler: ({ principal, params }) => chunks.get(principal, params.dataset_id, params.document_id, params.chunk_id),
+    }),
     update('patch'),
     update('put'),
     route({

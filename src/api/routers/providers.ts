@@ -98,6 +98,7 @@ export function providerRoutes(providers: ProviderService): RouteSpec[] {
       method: 'get', path: '/models', tag: 'models', summary: 'Models the tenant can select', query: { type: 'object', properties: { type: { enum: MODEL_TYPES } } },
       handler: ({ principal, query }) => providers.listModels(principal.tenantId, query.type),
     }),
+    route({ method: 'get', path: '/users/me/models', tag: 'models', summary: "The caller's model settings and selectable models (RAGFlow's tenant info)", handler: ({ principal }) => providers.tenantModels(principal) }),
     route({ method: 'get', path: '/models/default', tag: 'models', summary: 'Default chat, embedding and rerank models', handler: ({ principal }) => providers.getDefaults(principal.tenantId) }),
     route({
       method: 'patch', path: '/models/default', tag: 'models', summary: 'Set a default model', body: defaultBody,
