@@ -65,7 +65,7 @@ export class DatasetService {
       embedding_model: embeddingModel,
       permission: input.permission ?? 'me',
       chunk_method: chunkMethod,
-      parser_config: JSON.stringify(mergeParserConfig(chunkMethod as ParserConfigMethod, 'dataset', input.parser_config ?? {})),
+      parser_config: JSON.stringify(mergeParserConfig(chunkMethod as ParserConfigMethod, 'dataset', checkParserConfigSize(input.parser_config))),
       pagerank: 0,
       language: 'English',
       status: 'active',
@@ -127,7 +127,7 @@ export class DatasetService {
       const method = input.chunk_method ?? ds.chunk_method;
       const base = method === ds.chunk_method ? (JSON.parse(ds.parser_config) as Record<string, unknown>) : {};
       patch.chunk_method = method;
-      patch.parser_config = JSON.stringify(mergeParserConfig(method as ParserConfigMethod, 'dataset', deepMerge(base, input.parser_config ?? {})));
+      patch.parser_config = JSON.stringify(mergeParserConfig(method as ParserConfigMethod, 'dataset', deepMerge(base, checkParserConfigSize(input.parser_config))));
     }
     await this.store.datasets.update(ds.id, patch);
     return this.view((await this.store.datasets.byId(ds.id))!);
@@ -218,6 +218,22 @@ function checkName(raw: string): string {
   if ([...name].length > 128) throw badRequest('`name` must be at most 128 characters');
   if (/[\u{10000}-\u{10FFFF}]/u.test(name)) throw badRequest('`name` must contain only BMP characters (no emoji or other characters beyond U+FFFF)');
   return name;
+}
+
+/** RAGFlow's cap on a given parser_config, serialized. */
+const PARSER_CONFIG_MAX_CHARS = 65535;
+
+/**
+ * A given parser_config (already checked against PARSER_CONFIG_SCHEMA by the route), or `{}` for
+ * null/undefined; a 400 when its JSON is longer than RAGFlow allows.
+ */
+function checkParserConfigSize(config: Record<string, unknown> | null | undefined): Record<string, unknown> {
+  if (!config) return {};
+  const size = JSON.stringify(config).length;
+  if (size > PARSER_CONFIG_MAX_CHARS) {
+    throw badRequest(`Parser config exceeds size limit (max 65,535 characters). Current size: ${size}`);
+  }
+  return config;
 }
 
 const DATA_URI = /^data:([\w.+-]+\/[\w.+-]+);base64,([A-Za-z0-9+/=\s]*)$/;

@@ -1,8 +1,14 @@
 import { route, Reply, type RouteSpec } from '../routes.js';
 import { DATASET_CHUNK_METHODS, DATASET_UPDATE_CHUNK_METHODS, type DatasetService } from '../../services/datasets.js';
 import { deleteBody, listQuery } from '../schemas.js';
+import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
 
-const parserConfig = { type: ['object', 'null'] };
+/**
+ * RAGFlow's ParserConfig (the same schema document updates use): unknown keys, wrong types and
+ * out-of-range values are a 400 naming the key path, e.g. `parser_config.raptor.max_cluster`.
+ * null (like `{}`) means "not given": the chunk method's defaults apply.
+ */
+const parserConfig = { ...PARSER_CONFIG_SCHEMA, type: ['object', 'null'] };
 
 const createBody = {
   type: 'object',
