@@ -28,13 +28,28 @@ export function validateBody<T>(schema: JsonSchema, body: unknown, code = 400): 
   return body as T;
 }
 
-/** Validates a query-string object, coercing "1"/"true"/"True" into numbers and booleans. */
+const BOOLEAN_WORDS: Record<string, string> = { true: 'true', false: 'false', '1': 'true', '0': 'false', yes: 'true', no: 'false' };
+
+/**
+ * Validates a query-string object, leniently as RAGFlow reads query strings: booleans as
+ * true/false/1/0/yes/no (any case), integers as numeric strings, `page`/`page_size` below 1 meaning
+ * the default and above the cap clamped to it, and an empty value of a non-string field (e.g. `id=`)
+ * meaning the filter is not given.
+ */
 export function validateQuery<T>(schema: JsonSchema, query: Record<string, unknown>): T {
   const copy: Record<string, unknown> = {};
   const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  for (const [key, value] of Object.entries(query)) {
-    const type = props[key]?.type;
-    copy[key] = type === 'boolean' && typeof value === 'string' ? value.toLowerCase() : value;
+  for (const [key, raw] of Object.entries(query)) {
+    const prop = props[key];
+    let value = typeof raw === 'string' && prop && prop.type !== 'string' ? raw.trim() : raw;
+    if (value === '' && prop && (key === 'id' || prop.type !== 'string')) continue;
+    if (prop?.type === 'boolean' && typeof value === 'string') value = BOOLEAN_WORDS[value.toLowerCase()] ?? value;
+    if (prop?.type === 'integer' && (key === 'page' || key === 'page_size') && (typeof value === 'string' || typeof value === 'number')) {
+      const n = Number(value);
+      if (Number.isInteger(n) && n < 1) continue;
+      if (Number.isInteger(n) && typeof prop.maximum === 'number' && n > prop.maximum) value = prop.maximum;
+    }
+    copy[key] = value;
   }
   const fn = compile(queryAjv, schema);
   if (!fn(copy)) throw badRequest(describe(fn.errors ?? [], 'query'));
@@ -53,6 +68,8 @@ function describe(errors: ErrorObject[], where: string): string {
       return `\`${join(base, e.params.additionalProperty)}\` is not an accepted field`;
     case 'enum':
       return `\`${base}\` must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'false schema':
+      return `\`${base}\` cannot be changed`;
     case 'type':
       return base ? `\`${base}\` must be ${article(e.params.type)}` : `${where} must be ${article(e.params.type)}`;
     default:

@@ -9,7 +9,7 @@ import type { AgentRunInput } from '../agents/run-types.js';
 import { sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
 import { followAgentRun } from '../agents/stream.js';
 import { prologue } from '../agents/components/pure.js';
-import { deleteTargets } from './delete-targets.js';
+import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import { canManage } from './access.js';
 import { isId, newId } from '../ids.js';
 import { nowMs, toSeconds } from '../time.js';
@@ -150,10 +150,12 @@ export class AgentSessionService {
     return { sessions: rows.map((r) => this.view(r, input.dsl !== false)), total };
   }
 
-  async delete(p: Principal, agentId: string, ids: string[] | null | undefined, deleteAll: boolean): Promise<void> {
+  /** Partial: valid ids go, the others are reported in `errors`; an error only when none goes. */
+  async delete(p: Principal, agentId: string, ids: string[] | null | undefined, deleteAll: boolean): Promise<PartialDelete> {
     await this.agents.get(p, agentId);
-    const targets = await deleteTargets(ids, deleteAll, (id) => this.get(p, agentId, id), () => this.store.agentSessions.idsOfAgent(agentId));
+    const { targets, errors } = await partialDeleteTargets(ids, deleteAll, (id) => this.get(p, agentId, id), () => this.store.agentSessions.idsOfAgent(agentId));
     await this.forget(targets);
+    return { success_count: targets.length, errors };
   }
 
   /** Drops sessions and the event logs of their turns. */

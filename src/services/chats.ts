@@ -4,7 +4,7 @@ import type { Principal } from './auth.js';
 import type { DatasetService } from './datasets.js';
 import type { ProviderService } from './providers.js';
 import { checkAvatar } from './datasets.js';
-import { deleteTargets } from './delete-targets.js';
+import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
@@ -118,10 +118,11 @@ export class ChatService {
     return this.view((await this.store.chats.byId(id))!);
   }
 
-  async delete(p: Principal, ids: string[] | null | undefined, deleteAll: boolean): Promise<{ success_count: number }> {
-    const targets = await deleteTargets(ids, deleteAll, (id) => this.get(p, id), () => this.store.chats.idsOfTenant(p.tenantId));
+  /** Partial: valid ids go, the others are reported in `errors`; an error only when none goes. */
+  async delete(p: Principal, ids: string[] | null | undefined, deleteAll: boolean): Promise<PartialDelete> {
+    const { targets, errors } = await partialDeleteTargets(ids, deleteAll, (id) => this.get(p, id), () => this.store.chats.idsOfTenant(p.tenantId));
     await this.store.chats.delete(targets);
-    return { success_count: targets.length };
+    return { success_count: targets.length, errors };
   }
 
   async view(row: ChatRow) {
@@ -166,19 +167,21 @@ export class ChatService {
    */
   private async apply(p: Principal, current: ChatRow, input: ChatInput, creating: boolean): Promise<{ row: ChatRow; datasetIds?: string[] }> {
     const row: ChatRow = { ...current, update_time: nowMs() };
-    if (input.name !== undefined || creating) row.name = await this.checkName(p.tenantId, input.name ?? '', current.id);
+    if (input.name !== undefined || creating) row.name = await this.checkName(p.tenantId, input.name ?? '', current.id, creating);
     if (input.icon !== undefined) row.icon = checkAvatar(input.icon) ?? '';
     if (input.description !== undefined) row.description = input.description ?? '';
     if (input.llm_id !== undefined) row.llm_id = await this.checkChatModel(p.tenantId, input.llm_id);
     if (input.rerank_id !== undefined) row.rerank_id = await this.checkRerankModel(p.tenantId, input.rerank_id);
     if (input.llm_setting) {
-      const { max_tokens, ...given } = input.llm_setting;
+      const { max_tokens, model_type: _ignored, ...given } = input.llm_setting as typeof input.llm_setting & { model_type?: string };
       const merged = { ...(JSON.parse(current.llm_setting) as LlmSetting), ...given };
       if (max_tokens !== undefined && given.max_token === undefined) merged.max_token = max_tokens;
       row.llm_setting = JSON.stringify(merged);
     }
     if (input.prompt_config) {
       const merged = { ...(JSON.parse(current.prompt_config) as PromptConfig), ...input.prompt_config };
+      // A parameter's `value` (sent by RAGFlow's UI) means nothing here: values come with each question.
+      if (input.prompt_config.parameters) merged.parameters = input.prompt_config.parameters.map(({ key, optional }) => ({ key, optional }));
       merged.empty_response ??= '';
       checkPromptConfig(merged);
       row.prompt_config = JSON.stringify(merged);
@@ -190,11 +193,12 @@ export class ChatService {
     return { row, datasetIds };
   }
 
-  private async checkName(tenantId: string, raw: string, chatId: string): Promise<string> {
+  private async checkName(tenantId: string, raw: string, chatId: string, creating: boolean): Promise<string> {
     const name = raw.trim();
     if (!name) throw badRequest('`name` is required and must not be blank');
     if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw badRequest(`\`name\` must be at most ${MAX_NAME_BYTES} bytes`);
-    if (await this.store.chats.nameTaken(tenantId, name, chatId)) throw badRequest(`Duplicated chat name: a chat named '${name}' already exists`);
+    // RAGFlow's messages; names are compared case-insensitively.
+    if (await this.store.chats.nameTaken(tenantId, name, chatId)) throw badRequest(creating ? 'Duplicated chat name in creating chat' : 'Duplicated chat name');
     return name;
   }
 

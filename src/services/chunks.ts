@@ -122,22 +122,28 @@ export class ChunkService {
   }
 
   /** The shared delete rule, with 1001 for ids that are not chunks of the document (nothing is deleted then). */
-  async delete(p: Principal, datasetId: string, documentId: string, ids: string[] | null | undefined, deleteAll: boolean): Promise<{ deleted: number }> {
+  /** Partial: valid ids go, unknown or duplicate ones are reported in `errors`; 1001 naming them all when none goes. */
+  async delete(
+    p: Principal, datasetId: string, documentId: string, ids: string[] | null | undefined, deleteAll: boolean,
+  ): Promise<{ deleted: number; success_count: number; errors: string[] }> {
     const { doc } = await this.documents.get(p, datasetId, documentId);
     let targets: IndexedChunk[];
+    const errors: string[] = [];
     if (ids && ids.length > 0) {
       const unique = [...new Set(ids)];
       targets = (await this.index.getMany(unique)).filter((c) => c.document_id === doc.id);
       const missing = unique.filter((id) => !targets.some((c) => c.id === id));
-      if (missing.length) throw invalidChunkId(missing.join(', '));
+      if (missing.length === unique.length) throw invalidChunkId(missing.join(', '));
+      errors.push(...missing.map((id) => invalidChunkId(id).message));
+      errors.push(...[...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))].map((id) => `Duplicate chunk ids: ${id}`));
     } else if (deleteAll) {
       targets = (await this.index.list(doc.id, { page: 1, pageSize: Number.MAX_SAFE_INTEGER })).chunks;
     } else {
-      return { deleted: 0 };
+      return { deleted: 0, success_count: 0, errors };
     }
     const deleted = await this.index.deleteChunks(targets.map((c) => c.id));
     await this.adjustCounts(doc, -deleted, -targets.reduce((n, c) => n + countTokens(c.content), 0));
-    return { deleted };
+    return { deleted, success_count: deleted, errors };
   }
 
   /** The image bytes behind an image_id (`{dataset_id}-{chunk_id}`), for a caller who may see the dataset. */

@@ -50,6 +50,7 @@ export class DatasetService {
   async create(p: Principal, input: CreateDatasetInput) {
     const name = checkName(input.name);
     const chunkMethod = input.chunk_method ?? 'naive';
+    checkNotBlankModel(input.embedding_model);
     const embeddingModel = input.embedding_model?.trim()
       ? await this.models.checkEmbeddingModel(p.tenantId, input.embedding_model.trim())
       : await this.models.defaultEmbeddingModel(p.tenantId);
@@ -115,6 +116,7 @@ export class DatasetService {
       if (ds.tenant_id !== p.tenantId) throw forbidden("Only the dataset's owner can change its permission");
       patch.permission = input.permission;
     }
+    checkNotBlankModel(input.embedding_model);
     if (input.embedding_model !== undefined && input.embedding_model !== null && input.embedding_model.trim() !== '') {
       const model = await this.models.checkEmbeddingModel(ds.tenant_id, input.embedding_model.trim());
       if (model !== ds.embedding_model) {
@@ -251,4 +253,9 @@ export function checkAvatar(avatar: string | null | undefined): string | null {
   if (avatar.startsWith('data:')) throw badRequest('`avatar` must be data:<mime>;base64,<data> or bare base64');
   if (!BASE64.test(avatar)) throw badRequest('`avatar` must be base64-encoded');
   return avatar;
+}
+
+/** `embedding_model` is a model id or null (the default): "" and blanks are refused, as RAGFlow does. */
+function checkNotBlankModel(model: string | null | undefined): void {
+  if (typeof model === 'string' && model.trim() === '') throw badRequest('`embedding_model` must not be empty or blank: give a model id, or null for the default');
 }

@@ -1,4 +1,4 @@
-import { badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../errors.js';
 
 /**
  * The shared delete rule (spec "Endpoints"): the given ids (no duplicates; each must exist in scope,
@@ -17,4 +17,45 @@ export async function deleteTargets(
     return ids;
   }
   return deleteAll ? everything() : [];
+}
+
+/** What a batch delete did: how many went, and why each other id did not. */
+export interface PartialDelete {
+  success_count: number;
+  errors: string[];
+}
+
+/**
+ * The partial delete rule (RAGFlow's batch deletes of chats, sessions, documents, chunks): each given id
+ * is checked on its own; a duplicate or an id that `check` refuses is reported in `errors` and the rest are
+ * deleted. Only when none is left is it an error: the first refusal's status, naming every failure.
+ */
+export async function partialDeleteTargets(
+  ids: string[] | null | undefined,
+  deleteAll: boolean,
+  check: (id: string) => Promise<unknown>,
+  everything: () => Promise<string[]>,
+): Promise<{ targets: string[]; errors: string[] }> {
+  if (!ids || ids.length === 0) return { targets: deleteAll ? await everything() : [], errors: [] };
+  const targets: string[] = [];
+  const errors: string[] = [];
+  const seen = new Set<string>();
+  let first: ApiError | undefined;
+  for (const id of ids) {
+    if (seen.has(id)) {
+      errors.push(`Duplicate ids: '${id}'`);
+      continue;
+    }
+    seen.add(id);
+    try {
+      await check(id);
+      targets.push(id);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      first ??= err;
+      errors.push(err.message);
+    }
+  }
+  if (targets.length === 0 && first) throw new ApiError(first.status, errors.join('; '), first.code);
+  return { targets, errors };
 }

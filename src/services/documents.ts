@@ -12,7 +12,7 @@ import { badRequest, notFound } from '../errors.js';
 import { contentTypeFor, extensionOf, isSupportedFile } from '../parsing/formats.js';
 import { deepMerge, defaultParserConfig, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
 import { documentBlobKey } from './blob-keys.js';
-import { deleteTargets } from './delete-targets.js';
+import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import type { ListPage } from './paging.js';
 
 /** Starts and cancels parse runs (the parseDocument workflow). */
@@ -172,11 +172,11 @@ export class DocumentService {
     return { name: doc.name, bytes, contentType: contentTypeFor(doc.name) };
   }
 
-  /** The shared delete rule; unknown ids delete nothing. Removes chunks, stored files and rows. */
-  async delete(p: Principal, datasetId: string, ids: string[] | null | undefined, deleteAll: boolean) {
+  /** Partial: valid ids go, unknown or duplicate ones are reported in `errors` (an error only when none goes). Removes chunks, stored files and rows. */
+  async delete(p: Principal, datasetId: string, ids: string[] | null | undefined, deleteAll: boolean): Promise<PartialDelete & { deleted: number }> {
     const ds = await this.datasets.get(p, datasetId);
     const byId = new Map<string, DocumentRow>();
-    const targets = await deleteTargets(
+    const { targets, errors } = await partialDeleteTargets(
       ids,
       deleteAll,
       async (id) => {
@@ -199,13 +199,17 @@ export class DocumentService {
       await this.blobs.delete(doc.location);
     }
     await this.store.documents.delete(docs.map((d) => d.id));
-    return { deleted: docs.length };
+    return { deleted: docs.length, success_count: docs.length, errors };
   }
 
-  /** Starts parsing; a document already RUNNING is reported and not started twice. */
+  /**
+   * Starts parsing; a document already RUNNING is reported and not started twice. Unlike deletes, any
+   * unknown id is an error naming them all, and nothing starts (RAGFlow's rule).
+   */
   async parse(p: Principal, datasetId: string, documentIds: string[]) {
     const ds = await this.datasets.get(p, datasetId);
-    const { docs, errors } = await this.resolveForRun(ds.id, documentIds);
+    const { docs, errors, missing } = await this.resolveForRun(ds.id, documentIds);
+    if (missing.length) throw notFound(`Documents not found: ${missing.join(', ')}`);
     let started = 0;
     // Starting a workflow is a round trip to Temporal: start them a batch at a time, not one by one.
     await inBatches(docs, 16, async (doc) => {
@@ -245,7 +249,7 @@ export class DocumentService {
     const missing = unique.filter((id) => !docs.some((d) => d.id === id));
     if (missing.length === unique.length) throw notFound(`Documents not found: ${missing.join(', ')}`);
     if (missing.length) errors.push(`Documents not found: ${missing.join(', ')}`);
-    return { docs, errors };
+    return { docs, errors, missing };
   }
 
   view(row: DocumentRow) {

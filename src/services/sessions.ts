@@ -3,7 +3,7 @@ import type { SessionRow, StoredMessage } from '../store/sessions.js';
 import type { ChatRow } from '../store/chats.js';
 import type { Principal } from './auth.js';
 import type { Chat, ChatService } from './chats.js';
-import { deleteTargets } from './delete-targets.js';
+import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
@@ -110,11 +110,12 @@ export class SessionService {
     return this.view((await this.store.sessions.byId(session.id))!);
   }
 
-  async delete(p: Principal, chatId: string, ids: string[] | null | undefined, deleteAll: boolean): Promise<{ success_count: number }> {
+  /** Partial: valid ids go, the others are reported in `errors`; an error only when none goes. */
+  async delete(p: Principal, chatId: string, ids: string[] | null | undefined, deleteAll: boolean): Promise<PartialDelete> {
     const chat = await this.chats.get(p, chatId);
-    const targets = await deleteTargets(ids, deleteAll, (id) => this.ofChat(chat, id), () => this.store.sessions.idsOfChat(chat.id));
+    const { targets, errors } = await partialDeleteTargets(ids, deleteAll, (id) => this.ofChat(chat, id), () => this.store.sessions.idsOfChat(chat.id));
     await this.store.sessions.delete(targets);
-    return { success_count: targets.length };
+    return { success_count: targets.length, errors };
   }
 
   messages(row: SessionRow): StoredMessage[] {

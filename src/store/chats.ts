@@ -44,7 +44,8 @@ export class ChatRepo {
   }
 
   async nameTaken(tenantId: string, name: string, exceptId?: string): Promise<boolean> {
-    let q = this.db.selectFrom('chats').select('id').where('tenant_id', '=', tenantId).where('name', '=', name);
+    // Case-insensitive, as RAGFlow compares chat names.
+    let q = this.db.selectFrom('chats').select('id').where('tenant_id', '=', tenantId).where(sql<boolean>`lower(name) = ${name.toLowerCase()}`);
     if (exceptId) q = q.where('id', '!=', exceptId);
     return (await q.executeTakeFirst()) !== undefined;
   }

@@ -105,7 +105,8 @@ describe('agents over HTTP: CRUD, validation, permissions, versions, sessions', 
       assert.deepEqual(page3.body.data.canvas.map((a: any) => a.title), [`${tag}-1`]);
       const none = await api.get('/agents', { keywords: unique('nothing-matches') });
       assert.deepEqual(none.body.data, { canvas: [], total: 0 });
-      assertError(await api.get('/agents', { page_size: 0 }), 400, /page_size/);
+      // issue 15 item 4: page_size=0 means the default page size, not an error
+      assert.equal((await api.get('/agents', { keywords: tag.toLowerCase(), page_size: 0 })).body.data.canvas.length, 5);
       assertError(await api.get('/agents', { orderby: 'colour' }), 400, /orderby/);
     });
 
@@ -504,13 +505,13 @@ describe('agents over HTTP: CRUD, validation, permissions, versions, sessions', 
       }
     });
 
-    it('delete by ids, one by path, and delete_all; unknown ids are an error and delete nothing', async () => {
+    it('delete by ids, one by path, and delete_all; only unknown ids is an error and deletes nothing', async () => {
       const id = await createAgent(api, messageCanvas('x'));
       const make = async () => (await api.post(`/agents/${id}/sessions`, {})).body.data.id as string;
       const [s1, s2, s3, s4, s5] = [await make(), await make(), await make(), await make(), await make()];
       const total = async () => (await api.get(`/agents/${id}/sessions`)).body.total;
 
-      const bad = await api.delete(`/agents/${id}/sessions`, { ids: [s1, MISSING] });
+      const bad = await api.delete(`/agents/${id}/sessions`, { ids: [MISSING] });
       assert.ok(bad.status === 404 || bad.status === 400, JSON.stringify(bad.body));
       assert.equal(await total(), 5, 'a failed delete removes nothing');
 
@@ -534,6 +535,21 @@ describe('agents over HTTP: CRUD, validation, permissions, versions, sessions', 
       assert.equal(await total(), 0);
       assertError(await api.get(`/agents/${id}/sessions/${s4}`), 404);
       assertError(await api.get(`/agents/${id}/sessions/${s5}`), 404);
+    });
+
+    it('a batch agent-session delete with unknown or duplicate ids deletes the valid ones: code 0, data {success_count, errors}', async () => {
+      const id = await createAgent(api, messageCanvas('x'));
+      const make = async () => (await api.post(`/agents/${id}/sessions`, {})).body.data.id as string;
+      const [s1, s2] = [await make(), await make()];
+      const res = await api.delete(`/agents/${id}/sessions`, { ids: [s1, MISSING, s1] });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.code, 0);
+      assert.equal(res.body.data.success_count, 1);
+      assert.equal(res.body.data.errors.length, 2, JSON.stringify(res.body.data.errors));
+      assert.ok(res.body.data.errors.some((e: string) => e.includes(MISSING)), 'the unknown id is named');
+      assert.ok(res.body.data.errors.some((e: string) => /duplicate/i.test(e) && e.includes(s1)), 'the duplicate id is named');
+      assertError(await api.get(`/agents/${id}/sessions/${s1}`), 404);
+      assert.equal((await api.get(`/agents/${id}/sessions/${s2}`)).status, 200);
     });
   });
 

@@ -230,9 +230,7 @@ describe('chat assistants and sessions over HTTP', function () {
       assert.deepEqual((await user.delete('/chats', {})).body.data, { success_count: 0 });
       assert.deepEqual((await user.delete('/chats', { ids: [] })).body.data, { success_count: 0 });
       assert.equal((await user.get('/chats')).body.data.total, 3);
-      const dup = await user.delete('/chats', { ids: [a.id, a.id] });
-      assert.equal(dup.status, 400);
-      const unknown = await user.delete('/chats', { ids: [a.id, '0'.repeat(32)] });
+      const unknown = await user.delete('/chats', { ids: ['0'.repeat(32)] });
       assert.equal(unknown.status, 404);
       assert.equal((await user.get('/chats')).body.data.total, 3, 'a failed delete deletes nothing');
       const session = await user.post(`/chats/${a.id}/sessions`, {});
@@ -242,6 +240,29 @@ describe('chat assistants and sessions over HTTP', function () {
       assert.deepEqual((await user.delete('/chats', { delete_all: true })).body.data, { success_count: 2 });
       assert.equal((await user.get('/chats')).body.data.total, 0);
       assert.equal((await user.get(`/chats/${b.id}`)).status, 404);
+    });
+
+    it('a batch delete with unknown or duplicate ids deletes the valid ones: code 0, data {success_count, errors}; none valid is an error', async () => {
+      const user = (await userWithModel('partial-deleter', fake.baseUrl)).api;
+      const a = await createChat(user, { name: 'a' });
+      const b = await createChat(user, { name: 'b' });
+      const keep = await createChat(user, { name: 'keep' });
+      const missing = '0'.repeat(32);
+      const res = await user.delete('/chats', { ids: [a.id, missing, b.id, a.id] });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.code, 0);
+      assert.equal(res.body.data.success_count, 2);
+      assert.equal(res.body.data.errors.length, 2, JSON.stringify(res.body.data.errors));
+      assert.ok(res.body.data.errors.some((e: string) => e.includes(missing)), 'the unknown id is named');
+      assert.ok(res.body.data.errors.some((e: string) => /duplicate/i.test(e) && e.includes(a.id)), 'the duplicate id is named');
+      assert.match(res.body.message, /Partially deleted 2 chats with 2 errors/);
+      assert.equal((await user.get(`/chats/${a.id}`)).status, 404);
+      assert.equal((await user.get(`/chats/${b.id}`)).status, 404);
+      assert.equal((await user.get(`/chats/${keep.id}`)).status, 200);
+      const none = await user.delete('/chats', { ids: [missing, 'f'.repeat(32)] });
+      assert.equal(none.status, 404);
+      assert.ok(none.body.message.includes(missing) && none.body.message.includes('f'.repeat(32)), none.body.message);
+      assert.equal((await user.get(`/chats/${keep.id}`)).status, 200, 'an all-failed delete deletes nothing');
     });
   });
 
@@ -311,6 +332,26 @@ describe('chat assistants and sessions over HTTP', function () {
       assert.deepEqual((await api.delete(`/chats/${chat}/sessions`, { delete_all: true })).body.data, { success_count: 2 });
       assert.deepEqual((await api.get(`/chats/${chat}/sessions`)).body.data, []);
       assert.equal((await api.get(`/chats/${chatId}/sessions/${foreign.id}`)).status, 200);
+    });
+
+    it('a batch session delete with unknown, foreign or duplicate ids deletes the valid ones: code 0, data {success_count, errors}; none valid is an error', async () => {
+      const chat = (await createChat(api, { name: 'session-partial' })).id;
+      const s1 = (await api.post(`/chats/${chat}/sessions`, {})).body.data;
+      const s2 = (await api.post(`/chats/${chat}/sessions`, {})).body.data;
+      const foreign = (await api.post(`/chats/${chatId}/sessions`, {})).body.data;
+      const missing = '0'.repeat(32);
+      const res = await api.delete(`/chats/${chat}/sessions`, { ids: [s1.id, missing, foreign.id, s1.id] });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.code, 0);
+      assert.equal(res.body.data.success_count, 1);
+      assert.equal(res.body.data.errors.length, 3, JSON.stringify(res.body.data.errors));
+      for (const id of [missing, foreign.id, s1.id]) assert.ok(res.body.data.errors.some((e: string) => e.includes(id)), `${id} is named`);
+      assert.equal((await api.get(`/chats/${chat}/sessions/${s1.id}`)).status, 404);
+      assert.equal((await api.get(`/chats/${chat}/sessions/${s2.id}`)).status, 200);
+      assert.equal((await api.get(`/chats/${chatId}/sessions/${foreign.id}`)).status, 200, 'a session of another chat is not deleted');
+      const none = await api.delete(`/chats/${chat}/sessions`, { ids: [missing, foreign.id] });
+      assert.equal(none.status, 404);
+      assert.equal((await api.get(`/chats/${chat}/sessions/${s2.id}`)).status, 200, 'an all-failed delete deletes nothing');
     });
   });
 });

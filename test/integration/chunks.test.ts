@@ -115,19 +115,37 @@ describe('chunks over HTTP', () => {
     assert.equal(bytes.readUInt32BE(20), 50);
   });
 
-  it('deletes by ids and with delete_all; unknown ids delete nothing', async () => {
+  it('deletes by ids and with delete_all; only unknown ids is a 1001 that deletes nothing', async () => {
     const before = (await api.get(base)).body.data.total;
     const c = (await api.post(base, { content: 'To be deleted.' })).body.data.chunk;
     assert.equal((await api.delete(base, { chunk_ids: null })).body.data.deleted, 0);
-    const mixed = await api.delete(base, { chunk_ids: [c.id, 'd'.repeat(32)] });
-    assert.equal(mixed.status, 404);
-    assert.equal(mixed.body.code, 1001);
+    const unknown = await api.delete(base, { chunk_ids: ['d'.repeat(32), 'e'.repeat(32)] });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.code, 1001);
+    assert.ok(unknown.body.message.includes('d'.repeat(32)) && unknown.body.message.includes('e'.repeat(32)), unknown.body.message);
     assert.equal((await api.get(base)).body.data.total, before + 1);
     assert.equal((await api.delete(base, { chunk_ids: [c.id] })).body.data.deleted, 1);
     assert.equal((await api.delete(base, { delete_all: true })).body.data.deleted, before);
     assert.equal((await api.get(base)).body.data.total, 0);
     const docRow = (await api.get(`/datasets/${ds}/documents`, { id: doc })).body.data.docs[0];
     assert.equal(docRow.chunk_count, 0);
+  });
+
+  it('a batch chunk delete with unknown or duplicate ids deletes the valid ones: code 0, data {success_count, errors}', async () => {
+    const before = (await api.get(base)).body.data.total;
+    const c1 = (await api.post(base, { content: 'Partial one.' })).body.data.chunk;
+    const c2 = (await api.post(base, { content: 'Partial two.' })).body.data.chunk;
+    const missing = 'd'.repeat(32);
+    const res = await api.delete(base, { chunk_ids: [c1.id, missing, c1.id] });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.code, 0);
+    assert.equal(res.body.data.success_count, 1);
+    assert.equal(res.body.data.errors.length, 2, JSON.stringify(res.body.data.errors));
+    assert.ok(res.body.data.errors.some((e: string) => e.includes(missing)), 'the unknown id is named');
+    assert.ok(res.body.data.errors.some((e: string) => /duplicate/i.test(e) && e.includes(c1.id)), 'the duplicate id is named');
+    assert.equal((await api.get(base)).body.data.total, before + 1);
+    assert.equal((await api.get(`${base}/${c2.id}`)).status, 200);
+    assert.equal((await api.delete(base, { chunk_ids: [c2.id] })).body.data.deleted, 1);
   });
 
   it('keeps chunks private to their tenant', async () => {

@@ -139,10 +139,10 @@ describe('datasets over HTTP', function () {
       assert.deepEqual(res.body.data.map((d: any) => d.name), ['set-00', 'set-01', 'set-02']);
     });
 
-    it('caps page_size at 100', async () => {
+    it('clamps page_size above 100 to 100 (issue 15 item 4: clamped, not refused)', async () => {
       const res = await lister.get('/datasets', { page_size: 101 });
-      assert.equal(res.status, 400);
-      assert.match(res.body.message, /page_size/);
+      assert.equal(res.status, 200);
+      assert.ok(res.body.data.length <= 100);
     });
 
     it('rejects an unknown orderby', async () => {

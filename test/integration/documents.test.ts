@@ -258,6 +258,40 @@ describe('documents over HTTP', function () {
       assert.equal((await api.delete(`/datasets/${ds}/documents`, { ids: ['0'.repeat(32)] })).status, 404);
       assert.equal((await api.delete(`/datasets/${ds}/documents`, { delete_all: true })).body.data.deleted, 1);
     });
+
+    it('a batch document delete with unknown or duplicate ids deletes the valid ones: code 0, data {success_count, errors}; none valid is an error', async () => {
+      const ds = (await api.post('/datasets', { name: 'delete-docs-partial' })).body.data.id;
+      const docs = (await upload(api, ds, [
+        { name: 'p1.txt', bytes: Buffer.from('first partial document') },
+        { name: 'p2.txt', bytes: Buffer.from('second partial document') },
+      ])).body.data;
+      const missing = '0'.repeat(32);
+      const res = await api.delete(`/datasets/${ds}/documents`, { ids: [docs[0].id, missing, docs[0].id] });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.code, 0);
+      assert.equal(res.body.data.success_count, 1);
+      assert.equal(res.body.data.errors.length, 2, JSON.stringify(res.body.data.errors));
+      assert.ok(res.body.data.errors.some((e: string) => e.includes(missing)), 'the unknown id is named');
+      assert.ok(res.body.data.errors.some((e: string) => /duplicate/i.test(e) && e.includes(docs[0].id)), 'the duplicate id is named');
+      const left = (await api.get(`/datasets/${ds}/documents`)).body.data.docs.map((d: any) => d.id);
+      assert.deepEqual(left, [docs[1].id]);
+      const none = await api.delete(`/datasets/${ds}/documents`, { ids: [missing] });
+      assert.equal(none.status, 404);
+      assert.equal((await api.get(`/datasets/${ds}/documents`)).body.data.total, 1, 'an all-failed delete deletes nothing');
+    });
+
+    it('parsing with any unknown document id is an error naming the ids, and starts nothing', async () => {
+      const ds = (await api.post('/datasets', { name: 'parse-unknown' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'ok.txt', bytes: Buffer.from('a parseable document') }])).body.data[0];
+      const missing = ['0'.repeat(32), 'f'.repeat(32)];
+      for (const path of [`/datasets/${ds}/chunks`, `/datasets/${ds}/documents/parse`]) {
+        const res = await api.post(path, { document_ids: [doc.id, ...missing] });
+        assert.equal(res.status, 404, JSON.stringify(res.body));
+        assert.notEqual(res.body.code, 0);
+        for (const id of missing) assert.ok(res.body.message.includes(id), res.body.message);
+        assert.equal((await getDoc(api, ds, doc.id)).run, 'UNSTART', 'nothing started');
+      }
+    });
   });
 
   describe('tenant isolation', () => {

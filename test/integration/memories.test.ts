@@ -210,7 +210,10 @@ describe('memories over HTTP', function () {
       assert.equal((await other.get('/memories', { keywords: `${tag.toUpperCase()}-SEM` })).body.data.memory_list[0].id, semantic.id);
       assert.equal((await other.get('/memories', { keywords: '-raw-4' })).body.data.total_count, 11, 'fuzzy: -raw-4 and -raw-40..49');
       assertError(await other.get('/memories', { memory_type: 'dreams' }), 400, /dreams/);
-      assertError(await other.get('/memories', { page_size: 101 }), 400, /page_size/);
+      // issue 15 item 4: page_size above the cap is clamped to 100, not refused
+      const clamped = await other.get('/memories', { page_size: 101 });
+      assert.equal(clamped.status, 200);
+      assert.equal(clamped.body.data.memory_list.length, 51, 'all 51 on one page of 100');
     });
 
     it('get_config and delete: delete removes the memory and its messages (404 afterwards)', async () => {

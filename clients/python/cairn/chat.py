@@ -37,6 +37,7 @@ class Chat(Base):
         return [Session(self.rag, {"chat_id": self.id, **s}) for s in items_of(data, "sessions")]
 
     def delete_sessions(self, ids: list[str] | None = None, delete_all: bool = False) -> None:
+        """Like ragflow-sdk: raises only when nothing is deleted (code != 0); a partial delete (some ids unknown or duplicated, listed in the answer's data.errors) returns None."""
         self.rag._call("DELETE", f"/chats/{self.id}/sessions", json={"ids": ids, "delete_all": delete_all})
 
 

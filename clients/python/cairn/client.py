@@ -148,6 +148,7 @@ class Client:
         return Chat(self, self._call("GET", f"/chats/{chat_id}")["data"])
 
     def delete_chats(self, ids: list[str] | None = None, delete_all: bool = False) -> None:
+        """Like ragflow-sdk: raises only when nothing is deleted (code != 0); a partial delete (some ids unknown or duplicated, listed in the answer's data.errors) returns None."""
         self._call("DELETE", "/chats", json={"ids": ids, "delete_all": delete_all})
 
     def list_chats(self, page: int = 1, page_size: int = 30, orderby: str = "create_time", desc: bool = True,

@@ -85,6 +85,7 @@ class DataSet(Base):
         return [Document(self.rag, d) for d in items_of(data, "docs")]
 
     def delete_documents(self, ids: list[str] | None = None, delete_all: bool = False) -> None:
+        """Like ragflow-sdk: raises only when nothing is deleted (code != 0); a partial delete (some ids unknown or duplicated, listed in the answer's data.errors) returns None."""
         self.rag._call("DELETE", f"/datasets/{self.id}/documents", json={"ids": ids, "delete_all": delete_all})
 
     # ------------------------------------------------------------------ parsing

@@ -91,6 +91,7 @@ class Document(Base):
         return self._chunk(data.get("chunk", data) if isinstance(data, dict) else {})
 
     def delete_chunks(self, ids: list[str] | None = None, delete_all: bool = False) -> None:
+        """Like ragflow-sdk: raises only when nothing is deleted (code != 0); a partial delete (some ids unknown or duplicated, listed in the answer's data.errors) returns None."""
         self.rag._call("DELETE", self._chunks_path(), json={"chunk_ids": ids, "delete_all": delete_all})
 
     def _chunks_path(self) -> str:

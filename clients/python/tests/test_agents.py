@@ -318,6 +318,16 @@ def test_delete_sessions(agent):
     assert agent.list_sessions() == []
 
 
+def test_delete_sessions_partial_and_all_unknown(agent):
+    gone, kept = agent.create_session(name="gone"), agent.create_session(name="kept")
+    assert agent.delete_sessions(ids=[gone.id, "0" * 32, gone.id]) is None  # partial: code 0, no raise
+    assert [s.id for s in agent.list_sessions()] == [kept.id]
+    with pytest.raises(CairnError) as e:
+        agent.delete_sessions(ids=["0" * 32])
+    assert e.value.code == 404
+    assert [s.id for s in agent.list_sessions()] == [kept.id]
+
+
 # ---------------------------------------------------------------------- Session.ask
 def test_ask_without_stream(agent, fake_llm):
     session = agent.create_session()

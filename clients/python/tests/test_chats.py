@@ -286,3 +286,10 @@ def test_delete_chats_with_an_unknown_id_is_404(own_client):
         own_client.delete_chats(ids=["d" * 32])
     assert e.value.code == 404
     assert [x.id for x in own_client.list_chats()] == [kept.id]
+
+
+def test_delete_chats_with_some_unknown_or_duplicate_ids_deletes_the_rest_without_raising(own_client):
+    # ragflow-sdk raises only when code != 0; a partial delete is code 0 with data.errors.
+    gone, kept = own_client.create_chat(name=unique("gone")), own_client.create_chat(name=unique("kept"))
+    assert own_client.delete_chats(ids=["d" * 32, gone.id, gone.id]) is None
+    assert [x.id for x in own_client.list_chats()] == [kept.id]

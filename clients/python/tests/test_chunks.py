@@ -189,9 +189,16 @@ def test_delete_chunks_delete_all(kb, doc):
     assert kb.list_documents(id=doc.id)[0].chunk_count == 0
 
 
-def test_delete_chunks_with_an_invalid_chunk_id_is_1001(doc):
+def test_delete_chunks_with_only_invalid_chunk_ids_is_1001(doc):
     kept = doc.add_chunk(content="kept")
     with pytest.raises(CairnError) as e:
-        doc.delete_chunks(ids=[kept.id, "no-such-chunk"])
+        doc.delete_chunks(ids=["no-such-chunk", "nor-this-one"])
     assert e.value.code == 1001
+    assert "no-such-chunk" in str(e.value) and "nor-this-one" in str(e.value)
+    assert ids(doc.list_chunks()) == {kept.id}
+
+
+def test_delete_chunks_with_some_invalid_or_duplicate_ids_deletes_the_rest_without_raising(doc):
+    gone, kept = doc.add_chunk(content="gone"), doc.add_chunk(content="kept")
+    assert doc.delete_chunks(ids=[gone.id, "no-such-chunk", gone.id]) is None
     assert ids(doc.list_chunks()) == {kept.id}

@@ -310,10 +310,12 @@ def test_list_datasets_page_size_defaults_to_30(fresh_client):
     assert len(fresh_client.list_datasets(page=2)) == 1
 
 
-def test_a_maximum_page_size_is_enforced(client):
-    with pytest.raises(CairnError) as e:
-        client.list_datasets(page_size=100_000)
-    assert e.value.code == 400
+def test_a_page_size_above_the_cap_is_clamped_to_100(fresh_client):
+    # issue 15 item 4: as RAGFlow clients expect, an oversized page_size is clamped, not refused
+    for i in range(101):
+        fresh_client.create_dataset(name=f"cap-{i:03d}")
+    assert len(fresh_client.list_datasets(page_size=100_000)) == 100
+    assert len(fresh_client.list_datasets(page=2, page_size=100_000)) == 1
 
 
 def test_list_datasets_filters_by_id_and_name(client, make_dataset):

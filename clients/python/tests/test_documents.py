@@ -202,6 +202,12 @@ def test_delete_documents_with_an_unknown_id_is_404(kb):
     assert [d.id for d in kb.list_documents()] == [doc.id]
 
 
+def test_delete_documents_with_some_unknown_or_duplicate_ids_deletes_the_rest_without_raising(kb):
+    gone, kept = upload_one(kb), upload_one(kb)
+    assert kb.delete_documents(ids=[gone.id, "d" * 32, gone.id]) is None
+    assert [d.id for d in kb.list_documents()] == [kept.id]
+
+
 # ---------------------------------------------------------------------- parsing
 def test_parse_documents_waits_and_reports_each_document(kb):
     a, b = upload_one(kb, "a.txt"), upload_one(kb, "b.txt")

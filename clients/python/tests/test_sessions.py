@@ -125,6 +125,12 @@ def test_delete_sessions_with_an_unknown_id_is_404(chat):
     assert [s.id for s in chat.list_sessions()] == [kept.id]
 
 
+def test_delete_sessions_with_some_unknown_or_duplicate_ids_deletes_the_rest_without_raising(chat):
+    gone, kept = chat.create_session(name="gone"), chat.create_session(name="kept")
+    assert chat.delete_sessions(ids=[gone.id, "f" * 32, gone.id]) is None
+    assert [s.id for s in chat.list_sessions()] == [kept.id]
+
+
 # ---------------------------------------------------------------------- Session.ask
 def test_ask_without_stream_returns_one_message(chat, fake_llm):
     session = chat.create_session()

@@ -1,4 +1,5 @@
 import { Reply, route, type RouteContext, type RouteSpec } from '../routes.js';
+import { partialReply } from '../partial.js';
 import { sendOk, safeJson } from '../envelope.js';
 import { deleteBody, listQuery, pagingQuery } from '../schemas.js';
 import { ApiError, badRequest } from '../../errors.js';
@@ -193,10 +194,7 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService)
     }),
     route({
       method: 'delete', path: '/agents/:agent_id/sessions', tag: 'agent sessions', summary: 'Delete agent sessions (ids, or delete_all)', body: deleteBody,
-      handler: async ({ principal, params, body }) => {
-        await sessions.delete(principal, params.agent_id, body.ids, body.delete_all ?? false);
-        return true;
-      },
+      handler: async ({ principal, params, body }) => partialReply(await sessions.delete(principal, params.agent_id, body.ids, body.delete_all ?? false), 'sessions', true),
     }),
     route({
       method: 'delete', path: '/agents/:agent_id/sessions/:session_id', tag: 'agent sessions', summary: 'Delete one agent session',

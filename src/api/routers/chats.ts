@@ -1,4 +1,5 @@
 import { route, type RouteContext, type RouteSpec } from '../routes.js';
+import { partialReply } from '../partial.js';
 import { sendOk } from '../envelope.js';
 import { deleteBody, idParam, listQuery } from '../schemas.js';
 import { badRequest } from '../../errors.js';
@@ -21,6 +22,8 @@ const llmSetting = {
     frequency_penalty: { type: 'number', minimum: -2, maximum: 2 },
     max_token: { type: 'integer', minimum: 1 },
     max_tokens: { type: 'integer', minimum: 1 },
+    /** RAGFlow's chat|vision switch: accepted and ignored (the chat's model decides). */
+    model_type: { enum: ['chat', 'vision'] },
   },
 };
 
@@ -39,7 +42,8 @@ const promptConfig = {
         type: 'object',
         additionalProperties: false,
         required: ['key'],
-        properties: { key: { type: 'string', minLength: 1, maxLength: 64 }, optional: { type: 'boolean', default: false } },
+        /** `value` (RAGFlow's UI sends it) is accepted and ignored: values come with each question. */
+        properties: { key: { type: 'string', minLength: 1, maxLength: 64 }, optional: { type: 'boolean', default: false }, value: {} },
       },
     },
   },
@@ -159,7 +163,10 @@ export function chatRoutes(chats: ChatService, sessions: SessionService, convers
     update('put'),
     route({
       method: 'delete', path: '/chats', tag: 'chats', summary: 'Delete chat assistants (ids, or delete_all)', body: deleteBody,
-      handler: ({ principal, body }) => chats.delete(principal, body.ids, body.delete_all ?? false),
+      handler: async ({ principal, body }) => {
+        const result = await chats.delete(principal, body.ids, body.delete_all ?? false);
+        return partialReply(result, 'chats', { success_count: result.success_count });
+      },
     }),
 
     route({
@@ -178,7 +185,10 @@ export function chatRoutes(chats: ChatService, sessions: SessionService, convers
     updateSession('put'),
     route({
       method: 'delete', path: '/chats/:chat_id/sessions', tag: 'sessions', summary: 'Delete sessions (ids, or delete_all)', body: deleteBody,
-      handler: ({ principal, params, body }) => sessions.delete(principal, params.chat_id, body.ids, body.delete_all ?? false),
+      handler: async ({ principal, params, body }) => {
+        const result = await sessions.delete(principal, params.chat_id, body.ids, body.delete_all ?? false);
+        return partialReply(result, 'sessions', { success_count: result.success_count });
+      },
     }),
 
     route({

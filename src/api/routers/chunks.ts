@@ -1,4 +1,5 @@
 import { route, type RouteSpec } from '../routes.js';
+import { partialReply } from '../partial.js';
 import type { ChunkService } from '../../services/chunks.js';
 import { pagingQuery } from '../schemas.js';
 
@@ -24,7 +25,8 @@ const updateBody = {
     questions: strings,
     tag_kwd: strings,
     positions: { type: 'array', items: { type: 'array', items: { type: 'number' } } },
-    available: { type: 'boolean' },
+    /** RAGFlow takes a bool or 0/1 (its available_int). */
+    available: { enum: [true, false, 0, 1] },
     image_base64: { type: 'string', minLength: 1 },
   },
 };
@@ -50,7 +52,8 @@ export function chunkRoutes(chunks: ChunkService): RouteSpec[] {
       method, path: `${base}/:chunk_id`, tag: 'chunks', summary: method === 'patch' ? 'Update a chunk' : 'Update a chunk (deprecated alias of PATCH)',
       body: updateBody, bodyErrorCode: 1002,
       handler: async ({ principal, params, body }) => {
-        await chunks.update(principal, params.dataset_id, params.document_id, params.chunk_id, body);
+        const input = body.available === undefined ? body : { ...body, available: Boolean(body.available) };
+        await chunks.update(principal, params.dataset_id, params.document_id, params.chunk_id, input);
         return null;
       },
     });
@@ -71,7 +74,10 @@ export function chunkRoutes(chunks: ChunkService): RouteSpec[] {
     update('put'),
     route({
       method: 'delete', path: base, tag: 'chunks', summary: 'Delete chunks (chunk_ids, or delete_all)', body: deleteBody,
-      handler: ({ principal, params, body }) => chunks.delete(principal, params.dataset_id, params.document_id, body.chunk_ids ?? body.ids, body.delete_all ?? false),
+      handler: async ({ principal, params, body }) => {
+        const result = await chunks.delete(principal, params.dataset_id, params.document_id, body.chunk_ids ?? body.ids, body.delete_all ?? false);
+        return partialReply(result, 'chunks', { deleted: result.deleted }, { deleted: result.deleted });
+      },
     }),
     route({
       method: 'get', path: '/documents/images/:image_id', tag: 'chunks', summary: 'The image of a chunk', raw: true,

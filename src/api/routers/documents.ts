@@ -1,6 +1,7 @@
 import multer from 'multer';
 import type { NextFunction, Request, Response } from 'express';
 import { route, Reply, type RouteSpec } from '../routes.js';
+import { partialReply } from '../partial.js';
 import type { DocumentService } from '../../services/documents.js';
 import { deleteBody, listQuery } from '../schemas.js';
 import { ApiError, badRequest } from '../../errors.js';
@@ -24,9 +25,14 @@ const updateBody = {
   properties: {
     name: { type: 'string', maxLength: 255 },
     display_name: { type: 'string', maxLength: 255 },
-    meta_fields: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'array', 'null'] } },
+    /** Values are scalars or lists of scalars (RAGFlow: `The type is not supported`). */
+    meta_fields: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'array', 'null'], items: { type: ['string', 'number', 'boolean'] } } },
     chunk_method: { enum: [...CHUNK_METHODS] },
     parser_config: { ...PARSER_CONFIG_SCHEMA, type: 'object' },
+    /** Counters the parser owns: setting one is a 400 naming it (RAGFlow: can't change `chunk_count`). */
+    chunk_count: false,
+    token_count: false,
+    progress: false,
   },
 };
 
@@ -97,7 +103,10 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
     }),
     route({
       method: 'delete', path: base, tag: 'documents', summary: 'Delete documents (ids, or delete_all)', body: deleteBody,
-      handler: ({ principal, params, body }) => documents.delete(principal, params.dataset_id, body.ids, body.delete_all ?? false),
+      handler: async ({ principal, params, body }) => {
+        const result = await documents.delete(principal, params.dataset_id, body.ids, body.delete_all ?? false);
+        return partialReply(result, 'documents', { deleted: result.deleted }, { deleted: result.deleted });
+      },
     }),
     parse('/datasets/:dataset_id/chunks', 'Start parsing documents'),
     parse(`${base}/parse`, 'Start parsing documents'),

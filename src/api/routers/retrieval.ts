@@ -22,16 +22,19 @@ const retrievalBody = {
     keyword: { type: 'boolean', default: false },
     highlight: { type: ['boolean', 'null'] },
     cross_languages: { type: ['array', 'null'], items: { type: 'string', minLength: 1 } },
+    /** A malformed condition (unknown key, operator or shape, blank name) is a 400 naming its path. */
     metadata_condition: {
       type: ['object', 'null'],
+      additionalProperties: false,
       properties: {
         logic: { enum: ['and', 'or'] },
         conditions: {
           type: 'array',
           items: {
             type: 'object',
+            additionalProperties: false,
             required: ['name', 'comparison_operator'],
-            properties: { name: { type: 'string' }, comparison_operator: { enum: [...METADATA_OPERATORS] }, value: {} },
+            properties: { name: { type: 'string', minLength: 1 }, comparison_operator: { enum: [...METADATA_OPERATORS] }, value: {} },
           },
         },
       },

@@ -50,7 +50,16 @@ describe('request validation', () => {
   });
 
   it('rejects a query value out of range', () =>
-    rejects(() => validateQuery({ type: 'object', properties: { page_size: { type: 'integer', maximum: 100 } } }, { page_size: '101' }), /`page_size` must be <= 100/));
+    rejects(() => validateQuery({ type: 'object', properties: { top_k: { type: 'integer', maximum: 100 } } }, { top_k: '101' }), /`top_k` must be <= 100/));
+
+  // issue 15 item 4 (RAGFlow leniency): paging is clamped and 0 means the default, booleans take yes/no/1/0.
+  const paging = { type: 'object', properties: { page: { type: 'integer', minimum: 1, default: 1 }, page_size: { type: 'integer', minimum: 1, maximum: 100, default: 30 }, desc: { type: 'boolean', default: true }, id: { type: 'string', pattern: '^[0-9a-f]{32}$' } } };
+  it('clamps page_size above the cap to the cap', () => assert.deepEqual(validateQuery(paging, { page_size: '1000' }), { page_size: 100, page: 1, desc: true }));
+  it('treats page=0 and page_size=0 as the defaults', () => assert.deepEqual(validateQuery(paging, { page: '0', page_size: 0 }), { page: 1, page_size: 30, desc: true }));
+  it('reads yes/no/1/0 as query booleans', () => {
+    for (const [word, value] of [['yes', true], ['NO', false], ['1', true], ['0', false]] as const) assert.equal(validateQuery<{ desc: boolean }>(paging, { desc: word }).desc, value);
+  });
+  it('treats an empty id filter as no filter', () => assert.equal(validateQuery<{ id?: string }>(paging, { id: '' }).id, undefined));
 });
 
 describe('JSON envelope', () => {
