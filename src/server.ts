@@ -19,6 +19,8 @@ import { createHttpApp } from './api/app.js';
 import { systemRoutes } from './api/routers/system.js';
 import { accountRoutes } from './api/routers/accounts.js';
 import { datasetRoutes } from './api/routers/datasets.js';
+import { metadataRoutes } from './api/routers/metadata.js';
+import { MetadataService } from './services/metadata.js';
 import { documentRoutes } from './api/routers/documents.js';
 import { chunkRoutes } from './api/routers/chunks.js';
 import { retrievalRoutes } from './api/routers/retrieval.js';
@@ -128,6 +130,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         () => routes,
       ),
       ...accountRoutes(auth),
+      ...metadataRoutes(new MetadataService(store, datasets, index)),
       ...datasetRoutes(datasets),
       ...documentRoutes(documents, config.uploadLimit),
       ...chunkRoutes(chunks),

@@ -270,6 +270,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('mcp_servers_tenant_name').on('mcp_servers').columns(['tenant_id', 'name']).unique().execute();
     },
   },
+  '0007_dataset_metadata_config': {
+    async up(db: Kysely<any>) {
+      // RAGFlow's AutoMetadataConfig of a dataset (GET|PUT /datasets/{id}/metadata/config), JSON.
+      await db.schema.alterTable('datasets').addColumn('metadata_config', 'text').execute();
+    },
+  },
 };
 
 class InCodeProvider implements MigrationProvider {
