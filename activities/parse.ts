@@ -53,7 +53,8 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       let last = 0;
       const stop = keepAlive();
       try {
-        const extracted = await extractInThread(bytes, doc.name, {
+        // An empty file is a document with nothing in it (zero chunks, DONE), as in RAGFlow, not a corrupt one.
+        const extracted: ExtractedDocument = bytes.byteLength === 0 ? { sections: [], pages: 0, meta: {} } : await extractInThread(bytes, doc.name, {
           signal: ctx.cancellationSignal,
           onProgress: (fraction, message) => {
             heartbeat({ fraction });

@@ -180,6 +180,18 @@ export class SqliteChunkIndex implements ChunkIndex {
     return this.remove(() => this.sql.targetsByDocument.all(documentId) as Target[]);
   }
 
+  async renameDocument(documentId: string, name: string): Promise<number> {
+    return this.db.transaction(() => {
+      const chunkIds = this.db.prepare('SELECT id FROM chunk_rows WHERE document_id = ?').pluck().all(documentId) as string[];
+      if (chunkIds.length === 0) return 0;
+      const chunks = this.sql.getMany.all(ids(chunkIds)) as ChunkRow[];
+      this.removeDerived(chunks.map((r) => ({ rowid: r.rowid, dataset_id: r.dataset_id })));
+      for (const row of chunks) this.writeChunk({ ...toChunk(row), document_name: name });
+      this.touch(chunks.map((r) => r.dataset_id));
+      return chunks.length;
+    })();
+  }
+
   async deleteByDataset(datasetId: string): Promise<number> {
     return this.remove(() => this.sql.targetsByDataset.all(datasetId) as Target[]);
   }

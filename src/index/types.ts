@@ -79,6 +79,8 @@ export interface ChunkIndex {
   update(id: string, patch: ChunkPatch): Promise<void>;
   deleteChunks(ids: string[]): Promise<number>;
   deleteByDocument(documentId: string): Promise<number>;
+  /** Sets document_name on every chunk of the document (full text and term features follow); returns how many. */
+  renameDocument(documentId: string, name: string): Promise<number>;
   deleteByDataset(datasetId: string): Promise<number>;
   countByDocument(documentId: string): Promise<number>;
   list(documentId: string, query: ChunkListQuery): Promise<{ total: number; chunks: IndexedChunk[] }>;

@@ -9,7 +9,7 @@ import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
 import { DEFAULT_LLM_SETTING, RETRIEVAL_DEFAULTS, defaultPromptConfig, type LlmSetting, type PromptConfig } from '../chat/config.js';
-import { checkPromptConfig } from '../chat/prompt.js';
+import { checkPromptConfig, KNOWLEDGE, promptVariables } from '../chat/prompt.js';
 import type { ListPage } from './paging.js';
 
 /** Create and update take the same keys; update changes only the keys given. */
@@ -182,6 +182,7 @@ export class ChatService {
       const merged = { ...(JSON.parse(current.prompt_config) as PromptConfig), ...input.prompt_config };
       // A parameter's `value` (sent by RAGFlow's UI) means nothing here: values come with each question.
       if (input.prompt_config.parameters) merged.parameters = input.prompt_config.parameters.map(({ key, optional }) => ({ key, optional }));
+      else merged.parameters = implicitParameters(merged);
       merged.empty_response ??= '';
       checkPromptConfig(merged);
       row.prompt_config = JSON.stringify(merged);
@@ -227,4 +228,16 @@ export class ChatService {
     if (models.length > 1) throw badRequest(`The datasets of a chat must use one embedding model; these use ${models.join(', ')}`);
     return ids;
   }
+}
+
+/**
+ * Without explicit parameters, the default `knowledge` parameter applies only when the system prompt
+ * uses `{knowledge}` (RAGFlow accepts a system prompt without it); other kept parameters stay.
+ */
+function implicitParameters(config: PromptConfig): PromptConfig['parameters'] {
+  const current = config.parameters ?? [];
+  const others = current.filter((p) => p.key !== KNOWLEDGE);
+  if (!promptVariables(config.system ?? '').includes(KNOWLEDGE)) return others;
+  const knowledge = current.find((p) => p.key === KNOWLEDGE) ?? { key: KNOWLEDGE, optional: true };
+  return [knowledge, ...others];
 }

@@ -64,11 +64,12 @@ export class ChunkService {
   /** Adds a chunk, embedded and searchable at once. The same content again names the same chunk (RAGFlow's id). */
   async add(p: Principal, datasetId: string, documentId: string, input: AddChunkInput) {
     const { ds, doc } = await this.documents.get(p, datasetId, documentId);
-    const content = input.content.trim();
-    if (!content) throw badRequest('`content` is required and must not be blank');
+    // Kept as given (a leading newline included), as RAGFlow stores it; only a blank content is refused.
+    const content = input.content;
+    if (!content.trim()) throw badRequest('`content` is required and must not be blank');
     const id = createHash('sha256').update(`${content}\u0000${doc.id}`).digest('hex').slice(0, 32);
     const existing = await this.index.get(id);
-    const questions = input.questions ?? [];
+    const questions = cleanQuestions(input.questions ?? []);
     const [vector] = await chunkVectors(await this.models.embedding(ds.tenant_id, ds.embedding_model), doc.name, [{ content, questions }]);
     const now = nowMs();
     const chunk: IndexedChunk = {
@@ -101,10 +102,10 @@ export class ChunkService {
     const patch: ChunkPatch = {};
     if (input.content !== undefined) {
       if (!input.content.trim()) throw chunkUpdateFailed('`content` must not be blank');
-      patch.content = input.content.trim();
+      patch.content = input.content;
     }
     if (input.important_keywords !== undefined) patch.important_keywords = input.important_keywords;
-    if (input.questions !== undefined) patch.questions = input.questions;
+    if (input.questions !== undefined) patch.questions = cleanQuestions(input.questions);
     if (input.tag_kwd !== undefined) patch.tag_kwd = input.tag_kwd;
     if (input.positions !== undefined) patch.positions = input.positions;
     if (input.available !== undefined) patch.available = input.available;
@@ -173,6 +174,11 @@ export class ChunkService {
       update_time: nowMs(),
     });
   }
+}
+
+/** RAGFlow's rule for questions: each is trimmed and blank ones are dropped. */
+function cleanQuestions(questions: string[]): string[] {
+  return questions.map((q) => String(q).trim()).filter((q) => q.length > 0);
 }
 
 /** The spec's Chunk fields (plus RAGFlow's aliases). */

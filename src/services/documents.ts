@@ -142,8 +142,11 @@ export class DocumentService {
       if (!name) throw badRequest('`name` must not be empty');
       if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw badRequest('File name must be 255 bytes or less.');
       if (extensionOf(name) !== extensionOf(doc.name)) throw badRequest(`The extension of a file can't be changed (${doc.name} -> ${name})`);
-      if (name.toLowerCase() !== doc.name.toLowerCase() && (await this.store.documents.names(ds.id)).has(name.toLowerCase())) {
-        throw badRequest(`Duplicated document name in the same dataset: ${name}`);
+      // RAGFlow's rename rule compares names exactly: a case variant of a sibling's name is allowed
+      // (unlike uploads, which de-duplicate case-insensitively).
+      if (name !== doc.name) {
+        const { rows } = await this.store.documents.list({ datasetId: ds.id, name, orderBy: 'create_time', desc: false, offset: 0, limit: 1 });
+        if (rows.some((r) => r.id !== doc.id && r.name === name)) throw badRequest(`Duplicated document name in the same dataset: ${name}`);
       }
       patch.name = name;
     }
@@ -162,6 +165,8 @@ export class DocumentService {
       Object.assign(patch, { run: 'UNSTART', progress: 0, progress_msg: '', chunk_count: 0, token_count: 0, process_duration: 0, process_begin_at: null, run_seq: doc.run_seq + 1 });
     }
     await this.store.documents.update(doc.id, patch);
+    // Chunks carry the document's name (document_name in chunk lists and retrieval): keep them in step.
+    if (patch.name !== undefined && patch.name !== doc.name) await this.index.renameDocument(doc.id, patch.name);
     return this.view((await this.store.documents.byId(doc.id))!);
   }
 
@@ -290,7 +295,6 @@ function checkUpload(file: UploadedFile): string | undefined {
   if (!file.name) return 'No file selected: the file has no name';
   if (Buffer.byteLength(file.name) > MAX_NAME_BYTES) return 'File name must be 255 bytes or less.';
   if (!isSupportedFile(file.name)) return `This type of file has not been supported yet: ${extensionOf(file.name) || '(no extension)'}`;
-  if (file.bytes.byteLength === 0) return 'The file is empty';
   return undefined;
 }
 

@@ -116,9 +116,10 @@ describe('chat assistants and sessions over HTTP', function () {
       const extraVar = await api.post('/chats', { name: 'v2', prompt_config: { system: 'Speak {language}. {knowledge}' } });
       assert.equal(extraVar.status, 400);
       assert.match(extraVar.body.message, /\{language\}/);
+      // Issue 15 item 6: without explicit parameters, the default knowledge parameter applies only when {knowledge} is used.
       const noKnowledge = await api.post('/chats', { name: 'v3', prompt_config: { system: 'No datasets here.' } });
-      assert.equal(noKnowledge.status, 400, 'the default parameters still list knowledge');
-      assert.match(noKnowledge.body.message, /'knowledge'/);
+      assert.equal(noKnowledge.status, 200, JSON.stringify(noKnowledge.body));
+      assert.deepEqual(noKnowledge.body.data.prompt_config.parameters, []);
     });
 
     it('accepts variables that agree; an update that breaks the agreement is rejected and changes nothing', async () => {

@@ -44,8 +44,9 @@ describe('documents over HTTP', function () {
         { name: 'empty.txt', bytes: new Uint8Array() },
       ]);
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.data.map((d: any) => d.name), ['good.md']);
-      assert.deepEqual(res.body.errors.map((e: any) => e.name), ['bad.xyz', 'empty.txt']);
+      // A 0-byte file is stored, as in RAGFlow (issue 15 item 6); only the unsupported one fails.
+      assert.deepEqual(res.body.data.map((d: any) => d.name), ['good.md', 'empty.txt']);
+      assert.deepEqual(res.body.errors.map((e: any) => e.name), ['bad.xyz']);
       assert.match(res.body.errors[0].message, /not been supported/);
     });
 
