@@ -42,6 +42,7 @@ bench: install
 	npx tsx bench/chat/run.ts
 	npx tsx bench/agents/run.ts
 	npx tsx bench/memory/run.ts
+	npx tsx bench/delete/run.ts
 	npx tsx bench/llm/run.ts
 	npx tsx bench/ingest/run.ts
 

@@ -103,7 +103,9 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
 
     const auth = new AuthService(store, loadOrCreateSecret(config.dataDir, 'jwt-secret'));
     const providers = deps.models.providers;
-    const datasets = new DatasetService(store, providers, workflows);
+    const datasets = new DatasetService(store, providers, workflows, {
+      onFailure: (err, ids) => log.error({ err, datasetIds: ids }, 'could not start the deletion workflow; it starts again at the next start'),
+    });
     const documents = new DocumentService(store, datasets, index, deps.blobs, workflows);
     const chunks = new ChunkService(store, documents, index, deps.blobs, deps.models);
     const retrieval = new RetrievalService(store, datasets, index, deps.models);

@@ -40,11 +40,19 @@ export interface DatasetCleanup {
   cancelParse(documentId: string, runSeq: number): Promise<void>;
 }
 
+export interface HandOffOptions {
+  /** Told when a deletion could not be handed to its workflow (it is handed off again at the next start). */
+  onFailure?: (err: unknown, datasetIds: string[]) => void;
+  /** Waits before each new try of a failed hand-off. */
+  retriesMs?: number[];
+}
+
 export class DatasetService {
   constructor(
     private readonly store: MetaStore,
     private readonly models: ModelCatalog,
     private readonly cleanup: DatasetCleanup,
+    private readonly handOffOptions: HandOffOptions = {},
   ) {}
 
   async create(p: Principal, input: CreateDatasetInput) {
@@ -149,13 +157,29 @@ export class DatasetService {
     });
     await this.store.datasets.markDeleting(targets, nowMs());
     if (targets.length === 0) return { success_count: 0 };
-    await this.cleanup.startDeleteDatasets(targets);
-    for (const id of targets) {
-      for (const doc of await this.store.documents.listByDataset(id)) {
-        if (doc.run === 'RUNNING') await this.cleanup.cancelParse(doc.id, doc.run_seq);
+    // The datasets are gone for every caller now; the answer does not wait for Temporal. Marked
+    // 'deleting', they are handed to their workflow again at the next start should this hand-off fail.
+    void this.handOff(targets);
+    return { success_count: targets.length };
+  }
+
+  /** Starts the deletion workflow and stops the datasets' parse runs, retrying a few times. */
+  private async handOff(datasetIds: string[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.cleanup.startDeleteDatasets(datasetIds);
+        for (const id of datasetIds) {
+          for (const doc of await this.store.documents.listByDataset(id)) {
+            if (doc.run === 'RUNNING') await this.cleanup.cancelParse(doc.id, doc.run_seq);
+          }
+        }
+        return;
+      } catch (err) {
+        const wait = (this.handOffOptions.retriesMs ?? [500, 2000, 8000, 30000])[attempt];
+        if (wait === undefined) return this.handOffOptions.onFailure?.(err, datasetIds);
+        await new Promise((r) => setTimeout(r, wait).unref());
       }
     }
-    return { success_count: targets.length };
   }
 
   private async uniqueName(tenantId: string, name: string): Promise<string> {

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { openDatabase, type MetaDb } from '../../../src/store/db.js';
+import { MetaStore } from '../../../src/store/index.js';
+import { DatasetService, type DatasetCleanup } from '../../../src/services/datasets.js';
+import { tenantPrincipal } from '../../../src/services/access.js';
+
+const models = { defaultEmbeddingModel: async () => 'm@Builtin', checkEmbeddingModel: async (_t: string, id: string) => id };
+
+describe('dataset deletion hands off to its workflow', () => {
+  let db: MetaDb;
+  let store: MetaStore;
+  beforeEach(async () => {
+    db = await openDatabase(':memory:');
+    store = new MetaStore(db);
+  });
+  afterEach(() => db.close());
+
+  it('answers before the workflow is started, and a failed start is tried again', async () => {
+    const started: string[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    const cleanup: DatasetCleanup = {
+      startDeleteDatasets: async (ids) => {
+        calls++;
+        await gate;
+        if (calls === 1) throw new Error('temporal unavailable');
+        started.push(ids);
+      },
+      cancelParse: async () => {},
+    };
+    const service = new DatasetService(store, models, cleanup);
+    const p = tenantPrincipal('t1');
+    const ds = (await service.create(p, { name: 'gone' })) as { id: string };
+    assert.deepEqual(await service.delete(p, [ds.id], false), { success_count: 1 }, 'the answer does not wait for the hand-off');
+    assert.equal(await store.datasets.byId(ds.id), undefined, 'hidden at once');
+    assert.equal((await store.datasets.byIdAnyStatus(ds.id))?.status, 'deleting', 'removed later by the workflow');
+    release();
+    for (let i = 0; i < 40 && started.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(started, [[ds.id]], 'started on the second try');
+  });
+
+  it('a hand-off that keeps failing is reported (the next start hands it off again)', async () => {
+    const reported: string[][] = [];
+    const cleanup: DatasetCleanup = { startDeleteDatasets: async () => Promise.reject(new Error('down')), cancelParse: async () => {} };
+    const service = new DatasetService(store, models, cleanup, { onFailure: (_err, ids) => reported.push(ids), retriesMs: [10, 10] });
+    const p = tenantPrincipal('t1');
+    const ds = (await service.create(p, { name: 'stuck' })) as { id: string };
+    await service.delete(p, [ds.id], false);
+    for (let i = 0; i < 500 && reported.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(reported, [[ds.id]]);
+    assert.deepEqual(await store.datasets.deletingIds(), [ds.id], 'still marked, for the restart sweep');
+  });
+});
