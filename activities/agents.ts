@@ -12,6 +12,7 @@ import { BUILTIN_FACTORY } from '../src/models/builtin/spec.js';
 import { runCode } from '../src/agents/io/sandbox/index.js';
 import { DeltaPublisher } from '../src/agents/io/delta-publisher.js';
 import { pickCategory } from '../src/agents/components/pure.js';
+import { walkPath } from '../src/agents/refs.js';
 import { recordTurn } from '../src/agents/io/session-turns.js';
 import { RUN_END, type RunEvent } from '../src/events/types.js';
 
@@ -91,7 +92,7 @@ export function agentActivities(deps: ActivityDeps) {
               continue;
             }
           }
-          const value = valueAt(done.outputs, piece.path);
+          const value = walkPath(done.outputs, piece.path);
           const text = typeof value === 'string' ? value : value == null ? '' : JSON.stringify(value);
           content += text;
           publisher?.answer(text);
@@ -190,15 +191,6 @@ class ProducerError extends Error {
   ) {
     super(cause instanceof Error ? cause.message : String(cause));
   }
-}
-
-function valueAt(outputs: Record<string, unknown>, path: string): unknown {
-  let v: unknown = outputs;
-  for (const key of path.split('.')) {
-    if (v && typeof v === 'object') v = (v as Record<string, unknown>)[key];
-    else return undefined;
-  }
-  return v;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -22,7 +22,7 @@ import type {
   Usage,
 } from './run-types.js';
 import { referencedComponents, renderTemplate, resolveParam, resolveRef, splitTemplate, type Scope } from './refs.js';
-import { aggregateVariables, beginOutputs, categorizePrompt, evaluateSwitch, fillUp } from './components/pure.js';
+import { aggregateVariables, beginOutputs, categorizePrompt, evaluateSwitch, fillUp, pickTemplate } from './components/pure.js';
 import { externalComponentError, isExternalComponent } from './external.js';
 import { applyAssignment, assignVariables, dataOperations, listOperations, stringTransform } from './components/transforms.js';
 import {
@@ -396,8 +396,7 @@ class CanvasRun {
   }
 
   private async runMessage(id: string, params: Record<string, unknown>): Promise<ComponentResult> {
-    const templates = Array.isArray(params.content) ? params.content.map(String) : [String(params.content ?? '')];
-    const template = templates.length ? templates[Math.floor(this.exec.random() * templates.length)]! : '';
+    const template = pickTemplate(params, this.exec.random());
     const scope = this.scope();
     const pieces: MessagePiece[] = [];
     const producers: Record<string, ModelCall & { kind: 'LLM' | 'Agent' }> = {};
