@@ -4,10 +4,11 @@ VENV := .venv
 NODE_STAMP := node_modules/.cairn-installed
 VENV_STAMP := $(VENV)/.cairn-installed
 BUNDLE := dist/workflow-bundle.js
+CONSOLE := dist/web/index.html
 
-.PHONY: install run test test-ts test-py typecheck bench clean
+.PHONY: install console browser postgres run test test-ts test-py typecheck bench clean
 
-install: $(NODE_STAMP) $(VENV_STAMP) $(BUNDLE)
+install: $(NODE_STAMP) $(VENV_STAMP) $(BUNDLE) $(CONSOLE)
 
 # `npm ci` refuses a lock file whose optional platform packages the registry mirror lacks
 # (e.g. @swc/core's darwin builds); `npm install` then installs the same locked tree without them.
@@ -25,10 +26,29 @@ $(VENV_STAMP): requirements.txt requirements-models.txt clients/python/pyproject
 $(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts)
 	npx tsx src/engine/bundle-workflows.ts
 
+# The web console (web/: React + Vite), built into dist/web and served by Cairn at `/`.
+$(CONSOLE): $(NODE_STAMP) $(shell find web -type f 2>/dev/null)
+	npx tsc -p web --noEmit
+	npx vite build --config web/vite.config.ts --logLevel warn
+
+console: $(CONSOLE)
+
+# The console's tests drive a real browser: Debian's Chromium.
+browser:
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+# The scale-out tests start their own PostgreSQL cluster (test/support/postgres.ts) with Debian's server
+# binaries; no default cluster is created or started.
+postgres:
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || ( \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql-common && \
+	  sed -ri 's/^#?\s*create_main_cluster\s*=.*/create_main_cluster = false/' /etc/postgresql-common/createcluster.conf && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql-15 )
+
 run: install
 	node bin/cairn.js start
 
-test: install
+test: install browser postgres
 	npx tsc --noEmit
 	bash scripts/test.sh
 
@@ -38,11 +58,13 @@ typecheck: $(NODE_STAMP)
 bench: install
 	npx tsx bench/embed/run.ts
 	npx tsx bench/retrieval/run.ts
+	npx tsx bench/overload/run.ts
 	npx tsx bench/quality/run.ts
 	npx tsx bench/chat/run.ts
 	npx tsx bench/agents/run.ts
 	npx tsx bench/memory/run.ts
 	npx tsx bench/delete/run.ts
+	npx tsx bench/blobs/run.ts
 	npx tsx bench/llm/run.ts
 	npx tsx bench/ingest/run.ts
 

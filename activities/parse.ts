@@ -6,7 +6,7 @@ import type { DocumentRow } from '../src/store/documents.js';
 import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
 import type { IndexedChunk } from '../src/index/types.js';
-import { extractInThread } from '../src/parsing/thread.js';
+import { parserPool } from '../src/parsing/parser-pool.js';
 import { chunkDocument as runChunker, type ChunkMethod } from '../src/chunking/index.js';
 import { countTokens } from '../src/text/tokens.js';
 import { chunkVectors } from '../src/services/chunk-vectors.js';
@@ -29,6 +29,9 @@ const BANDS = { extract: [0.02, 0.4], chunk: [0.4, 0.45], embed: [0.45, 0.95], i
 const STALE = 'StaleRun';
 
 export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
+  // Built now so that invalid CAIRN_PARSE_* settings stop the worker at start, not each parse.
+  const parsers = parserPool();
+
   /** The document, if this run is still its current RUNNING run; otherwise a non-retryable StaleRun. */
   async function currentRun(ref: RunRef): Promise<DocumentRow> {
     const doc = await store.documents.byId(ref.documentId);
@@ -54,7 +57,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       const stop = keepAlive();
       try {
         // An empty file is a document with nothing in it (zero chunks, DONE), as in RAGFlow, not a corrupt one.
-        const extracted: ExtractedDocument = bytes.byteLength === 0 ? { sections: [], pages: 0, meta: {} } : await extractInThread(bytes, doc.name, {
+        const extracted: ExtractedDocument = bytes.byteLength === 0 ? { sections: [], pages: 0, meta: {} } : await parsers.extract(bytes, doc.name, {
           signal: ctx.cancellationSignal,
           onProgress: (fraction, message) => {
             heartbeat({ fraction });
@@ -227,8 +230,8 @@ function throwIfCancelled(): void {
   if (Context.current().cancellationSignal.aborted) throw new CancelledFailure('parsing was cancelled');
 }
 
-/** Errors of a file that cannot be read: retrying would not help. */
-const BAD_INPUT = new Set(['UnsupportedFormatError', 'CorruptFileError']);
+/** Errors of a file that cannot be read, or that goes over a parsing limit or ceiling: retrying would not help. */
+const BAD_INPUT = new Set(['UnsupportedFormatError', 'CorruptFileError', 'ParseLimitError']);
 
 /** Bad input fails the document at once; anything else is retried by Temporal. */
 function asFailure(err: unknown): unknown {

@@ -1,14 +1,24 @@
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { parseBlobLocation, type BlobLocation } from './blobs/location.js';
 
 /** Runtime configuration, read from environment variables with defaults that run locally. */
 export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** Metadata store: `sqlite:<file>` (default: the data dir's cairn.db) or `postgres://user:pass@host:port/db`. */
+  databaseUrl: string;
+  /** Key that signs login tokens (CAIRN_JWT_SECRET); unset: created once, in the data dir or the PostgreSQL database. */
+  jwtSecret?: string;
+  /** Where files live (CAIRN_BLOBS, CAIRN_S3_*): a folder (default `<dataDir>/blobs`) or an S3 bucket. */
+  blobs: BlobLocation;
   /** host:port of an external Temporal server; when unset Cairn starts a dev server as a child process. */
   temporalAddress?: string;
   temporalNamespace: string;
   temporalUiPort: number;
+  /** Where operators open the Temporal web UI (the console links to it); default: the child dev server's UI. */
+  temporalUiUrl?: string;
   /** Port of the child Temporal dev server's frontend. */
   temporalPort: number;
   taskQueue: string;
@@ -29,6 +39,17 @@ export interface Config {
   sandboxTimeoutSec: number;
   /** CodeExec: memory of a script in MB (JavaScript heap / Python interpreter memory). */
   sandboxMemoryMb: number;
+  /** Reader threads of the embedded chunk index; 0 = searches run on the event loop. */
+  indexThreads: number;
+  /** Admission control of heavy routes, per lane (src/api/admission.ts, docs/overload.md). */
+  admission: { short: LaneLimits; long: LaneLimits };
+}
+
+/** How many requests of one admission lane run at once, how many more may wait for a place, and how long. */
+export interface LaneLimits {
+  maxInFlight: number;
+  maxQueue: number;
+  maxWaitMs: number;
 }
 
 const rootDir = path.resolve(new URL('..', import.meta.url).pathname);
@@ -39,9 +60,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST ?? '127.0.0.1',
     port: intFrom(env.PORT, 9380),
     dataDir,
+    databaseUrl: env.CAIRN_DATABASE_URL || `sqlite:${path.join(dataDir, 'cairn.db')}`,
+    jwtSecret: env.CAIRN_JWT_SECRET || undefined,
+    blobs: parseBlobLocation(env, dataDir),
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
     temporalUiPort: intFrom(env.TEMPORAL_UI_PORT, 8233),
+    temporalUiUrl: env.TEMPORAL_UI_URL || undefined,
     temporalPort: intFrom(env.TEMPORAL_PORT, 7233),
     taskQueue: env.CAIRN_TASK_QUEUE ?? 'cairn',
     rootDir,
@@ -53,6 +78,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     privateUrlAllowList: (env.CAIRN_PRIVATE_URL_ALLOWLIST ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     sandboxTimeoutSec: Math.max(1, intFrom(env.CAIRN_SANDBOX_TIMEOUT, 60)),
     sandboxMemoryMb: Math.max(16, intFrom(env.CAIRN_SANDBOX_MEMORY_MB, 256)),
+    ...loadCapacity(env),
+  };
+}
+
+/** Thread and admission defaults follow the CPU count: searches are CPU-bound, model streams are not. */
+function loadCapacity(env: NodeJS.ProcessEnv): Pick<Config, 'indexThreads' | 'admission'> {
+  const cpus = availableParallelism();
+  const lane = ([inFlight, queue, wait]: string[], defaults: LaneLimits): LaneLimits => ({
+    maxInFlight: Math.max(1, intFrom(env[inFlight!], defaults.maxInFlight)),
+    maxQueue: Math.max(0, intFrom(env[queue!], defaults.maxQueue)),
+    maxWaitMs: Math.max(0, intFrom(env[wait!], defaults.maxWaitMs)),
+  });
+  return {
+    indexThreads: Math.max(0, intFrom(env.CAIRN_INDEX_THREADS, Math.min(4, cpus))),
+    admission: {
+      short: lane(['CAIRN_MAX_INFLIGHT', 'CAIRN_MAX_QUEUE', 'CAIRN_MAX_QUEUE_WAIT_MS'], { maxInFlight: 2 * cpus, maxQueue: 8 * cpus, maxWaitMs: 500 }),
+      long: lane(['CAIRN_MAX_LONG_INFLIGHT', 'CAIRN_MAX_LONG_QUEUE', 'CAIRN_MAX_LONG_QUEUE_WAIT_MS'], { maxInFlight: 16 * cpus, maxQueue: 4 * cpus, maxWaitMs: 5000 }),
+    },
   };
 }
 

@@ -4,18 +4,19 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createLogger } from './logger.js';
-import { openDatabase } from './store/db.js';
-import { buildActivityDeps } from './wiring.js';
+import { openBackends } from './wiring.js';
 import { AuthService } from './services/auth.js';
 import { DatasetService } from './services/datasets.js';
 import { DocumentService } from './services/documents.js';
-import { loadOrCreateSecret } from './secrets.js';
+import { resolveJwtSecret } from './secrets.js';
 import { ensureAdmin } from './bootstrap.js';
 import { startDevServer, type DevServer } from './engine/dev-server.js';
+import { lockDataDir } from './engine/data-dir-lock.js';
 import { WorkflowClient } from './engine/workflow-client.js';
 import { startWorkers, type RunningWorker } from './engine/worker.js';
 import { createActivities } from '../activities/index.js';
 import { createHttpApp } from './api/app.js';
+import { admissionGates, withAdmission } from './api/admission.js';
 import { systemRoutes } from './api/routers/system.js';
 import { accountRoutes } from './api/routers/accounts.js';
 import { datasetRoutes } from './api/routers/datasets.js';
@@ -43,6 +44,7 @@ import { memoryRoutes } from './api/routers/memories.js';
 import { TemporalMemoryTasks } from './engine/memory-tasks.js';
 import { McpServerService } from './services/mcp-servers.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
+import { metricsRoutes } from './api/routers/metrics.js';
 
 export interface Cairn {
   url: string;
@@ -69,9 +71,11 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
   };
   try {
     fs.mkdirSync(config.dataDir, { recursive: true });
-    const db = await openDatabase(path.join(config.dataDir, 'cairn.db'));
-    cleanups.push(() => db.close());
-    const deps = buildActivityDeps(config, db);
+    // One Cairn per data directory; `cairn worker` processes share it without the lock.
+    const lock = await lockDataDir(config.dataDir);
+    cleanups.push(async () => lock.release());
+    const deps = await openBackends(config);
+    cleanups.push(() => deps.close());
     const { store, index } = deps;
 
     let temporalAddress = config.temporalAddress;
@@ -81,6 +85,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         dbFile: path.join(config.dataDir, 'temporal.db'),
         port: config.temporalPort,
         uiPort: config.temporalUiPort || undefined,
+        warn: (message) => log.warn(message),
       });
       cleanups.push(() => dev.stop());
       temporalAddress = dev.address;
@@ -101,7 +106,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       cleanups.push(() => worker.stop());
     }
 
-    const auth = new AuthService(store, loadOrCreateSecret(config.dataDir, 'jwt-secret'));
+    const auth = new AuthService(store, await resolveJwtSecret(config, store));
     const providers = deps.models.providers;
     const datasets = new DatasetService(store, providers, workflows, {
       onFailure: (err, ids) => log.error({ err, datasetIds: ids }, 'could not start the deletion workflow; it starts again at the next start'),
@@ -130,6 +135,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
           { name: 'chat_model', check: async () => {}, details: () => ({ ...builtinChatStatus() }) },
         ],
         () => routes,
+        config.temporalUiUrl ?? (!config.temporalAddress && config.temporalUiPort ? `http://127.0.0.1:${config.temporalUiPort}` : undefined),
       ),
       ...accountRoutes(auth),
       ...metadataRoutes(new MetadataService(store, datasets, index)),
@@ -139,12 +145,13 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...retrievalRoutes(retrieval),
       ...providerRoutes(providers),
       ...chatRoutes(chats, sessions, conversations),
-      ...openaiRoutes(conversations, auth),
+      ...openaiRoutes(conversations),
       ...agentRoutes(agents, agentSessions),
       ...memoryRoutes(memories),
       ...mcpServerRoutes(new McpServerService(store, deps.urlGuard)),
+      ...metricsRoutes({ documents: store.documents, workflows, index, modelClients: deps.models, log }),
     );
-    const app = createHttpApp(routes, auth, log, config.jsonLimit);
+    const app = createHttpApp(withAdmission(routes, admissionGates(config.admission)), auth, log, config.jsonLimit, path.join(config.rootDir, 'dist', 'web'));
     const server = http.createServer(withMcp(app, { auth, services: { datasets, chats, retrieval }, log, jsonLimit: config.jsonLimit }));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

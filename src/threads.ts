@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /**
@@ -12,6 +12,22 @@ function tsxEsmApiUrl(): string {
   const pkgPath = createRequire(import.meta.url).resolve('tsx/package.json');
   const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
   return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api']!.import.default)).href;
+}
+
+/** File URL of tsx's loader (`node --import <it> entry.ts`), resolved the same way and for the same reason. */
+function tsxLoaderUrl(): string {
+  const pkgPath = createRequire(import.meta.url).resolve('tsx/package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, string> };
+  return pathToFileURL(join(dirname(pkgPath), pkg.exports['.']!)).href;
+}
+
+/**
+ * Node arguments that run a module given by the URL of its `.ts` source in a child process: through
+ * tsx's loader when running under tsx, else the compiled `.js` sibling.
+ */
+export function moduleProcessArgs(tsEntry: URL): string[] {
+  if (!import.meta.url.endsWith('.ts')) return [fileURLToPath(new URL(tsEntry.href.replace(/\.ts$/, '.js')))];
+  return ['--import', tsxLoaderUrl(), fileURLToPath(tsEntry)];
 }
 
 /**

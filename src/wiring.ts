@@ -1,32 +1,103 @@
 import path from 'node:path';
 import type { Config } from './config.js';
-import type { MetaDb } from './store/db.js';
+import { openDatabase, type MetaDb } from './store/db.js';
+import { openIndexDatabase, type Sqlite } from './index/sqlite-database.js';
 import { MetaStore } from './store/index.js';
-import { FsBlobStore } from './blobs/fs-blob-store.js';
+import { blobStoreFromConfig } from './blobs/from-config.js';
 import { SqliteChunkIndex } from './index/sqlite-index.js';
+import { SqliteReadPool } from './index/sqlite-read-pool.js';
+import { ThreadedSqliteChunkIndex } from './index/sqlite-threaded-index.js';
 import { ProviderService } from './services/providers.js';
 import { ModelClients } from './services/model-clients.js';
 import { SqliteRunEvents } from './events/sqlite-run-events.js';
+import { PgRunEvents } from './events/pg-run-events.js';
+import type { RunEvents } from './events/types.js';
 import { checkUrl } from './agents/io/ssrf.js';
 import { SqliteMemoryIndex } from './index/memory-sqlite-index.js';
 import { activityMemoryTasks } from './engine/memory-tasks.js';
 import type { ActivityDeps } from '../activities/deps.js';
 
-/** The one place that picks concrete implementations of the ports from configuration. */
-export function buildActivityDeps(config: Config, db: MetaDb): ActivityDeps {
+/**
+ * The embedded chunk index on the database file: searches on reader threads (CAIRN_INDEX_THREADS), or on
+ * the event loop when there are none or the database is in memory (no file for other connections to open).
+ */
+function embeddedChunkIndex(config: Config, indexDb: Sqlite): SqliteChunkIndex | ThreadedSqliteChunkIndex {
+  const writer = new SqliteChunkIndex(indexDb);
+  if (config.indexThreads < 1 || indexDb.memory) return writer;
+  return new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(indexDb.name, config.indexThreads));
+}
+
+/** The metadata store named by CAIRN_DATABASE_URL, migrated (for commands that need only the store). */
+export function openMetaDb(config: Config): Promise<MetaDb> {
+  return openDatabase(config.databaseUrl);
+}
+
+/**
+ * The embedded index's own connection (chunk index, memory index and, on SQLite metadata, run events):
+ * the data dir's cairn.db, which also holds the metadata in the embedded profile.
+ */
+export function openEmbeddedIndexDb(config: Config): Sqlite {
+  return openIndexDatabase(path.join(config.dataDir, 'cairn.db'));
+}
+
+/** Run events travel through the metadata database when it is PostgreSQL (shared by every machine). */
+function runEvents(db: MetaDb, indexDb: Sqlite): RunEvents {
+  return db.dialect === 'postgres' ? new PgRunEvents(db.kysely) : new SqliteRunEvents(indexDb);
+}
+
+/** The one place that picks concrete implementations of the ports from configuration; `close` ends what it started. */
+export function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite): ActivityDeps & { close(): Promise<void> } {
   const store = new MetaStore(db);
+  const index = embeddedChunkIndex(config, indexDb);
   const urls = { allowPrivate: config.allowPrivateUrls, allowList: config.privateUrlAllowList };
   return {
     store,
-    index: new SqliteChunkIndex(db.sqlite),
-    blobs: new FsBlobStore(path.join(config.dataDir, 'blobs')),
+    index,
+    blobs: blobStoreFromConfig(config),
     models: new ModelClients(new ProviderService(store)),
-    events: new SqliteRunEvents(db.sqlite),
-    memories: new SqliteMemoryIndex(db.sqlite),
+    events: runEvents(db, indexDb),
+    memories: new SqliteMemoryIndex(indexDb),
     memoryTasks: activityMemoryTasks(config.taskQueue),
     urlGuard: async (url) => {
       await checkUrl(new URL(url), urls, 'MCP server');
     },
     agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb } },
+    close: async () => {
+      if (index instanceof ThreadedSqliteChunkIndex) await index.close();
+    },
+  };
+}
+
+/** Every backend a Cairn process uses, built from configuration; `close` ends them in reverse order. */
+export interface Backends extends ActivityDeps {
+  db: MetaDb;
+  close(): Promise<void>;
+}
+
+/**
+ * The backend factory shared by `cairn start`, `cairn worker`, the benches and the tests: opens the
+ * metadata database (CAIRN_DATABASE_URL), the embedded index file, the blob store (CAIRN_BLOBS), run
+ * events and model clients. On the embedded profile the store and the index share one SQLite
+ * connection: two connections in one process would make an index write wait (blocking the event loop)
+ * on a metadata transaction that is between two of its statements.
+ */
+export async function openBackends(config: Config): Promise<Backends> {
+  const indexDb = openEmbeddedIndexDb(config);
+  let db: MetaDb;
+  try {
+    db = await openDatabase(config.databaseUrl, indexDb);
+  } catch (err) {
+    indexDb.close();
+    throw err;
+  }
+  const deps = buildActivityDeps(config, db, indexDb);
+  return {
+    ...deps,
+    db,
+    async close() {
+      await deps.close();
+      await db.close();
+      indexDb.close();
+    },
   };
 }

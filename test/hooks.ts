@@ -1,9 +1,11 @@
 import { stopHarness } from './integration/harness.js';
+import { stopSharedPostgres } from './support/postgres.js';
 
 /** Root hooks: whatever the run started is always stopped. */
 export const mochaHooks = {
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
     await stopHarness();
+    await stopSharedPostgres();
   },
 };

@@ -3,24 +3,33 @@ import type { Logger } from 'pino';
 import type { AuthService, Principal } from '../services/auth.js';
 import { ApiError, unauthorized } from '../errors.js';
 import { ModelError } from '../models/types.js';
-import { sendError, sendOk } from './envelope.js';
-import { Reply, type RouteSpec } from './routes.js';
+import { MAX_ERROR_MESSAGE, safeJson, sendError, sendOk } from './envelope.js';
+import { clip } from '../text/summary.js';
+import { Reply, servedPath, type RouteSpec } from './routes.js';
+import { requestMetrics } from './request-metrics.js';
 import { validateBody, validateQuery } from './validation.js';
+import { serveConsole } from './console.js';
 
-export const API_PREFIX = '/api/v1';
+export { API_PREFIX } from './routes.js';
 
 /** The Express app: JSON parsing, auth, one handler per RouteSpec, 404/405 and the error envelope. */
-export function createHttpApp(routes: RouteSpec[], auth: AuthService, log: Logger, jsonLimit: number): express.Express {
+/** `consoleDir`: the built web console, served at `/` (see console.ts). */
+export function createHttpApp(routes: RouteSpec[], auth: AuthService, log: Logger, jsonLimit: number, consoleDir?: string): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  app.use(requestMetrics(routes));
   app.use(requestLog(log));
-  app.use(express.json({ limit: jsonLimit, type: ['application/json', 'application/*+json'] }));
+  const parseJson = express.json({ limit: jsonLimit, type: ['application/json', 'application/*+json'] });
 
   for (const spec of routes) {
-    app[spec.method](API_PREFIX + spec.path, ...(spec.middleware ?? []), async (req: Request, res: Response, next: NextFunction) => {
+    // Authentication comes first: a stranger's request is refused with 401 before its body is read,
+    // so a malformed, oversized or multipart body never turns that into a 400/413.
+    const stages = [authenticateFor(spec, auth), ...(spec.middleware ?? []), parseJson];
+    const ownErrors = spec.errors?.render ? [errorHandler(log, spec.errors.render)] : [];
+    app[spec.method](servedPath(spec), ...stages, async (req: Request, res: Response, next: NextFunction) => {
       try {
-        const principal = spec.public ? (undefined as unknown as Principal) : await authenticate(auth, req);
+        const principal = res.locals.principal as Principal;
         const query = spec.query ? validateQuery(spec.query, req.query as Record<string, unknown>) : req.query;
         const body = spec.body ? validateBody(spec.body, req.body ?? {}, spec.bodyErrorCode) : req.body;
         const result = await spec.handler({ principal, params: req.params as Record<string, string>, query, body, req, res });
@@ -30,45 +39,73 @@ export function createHttpApp(routes: RouteSpec[], auth: AuthService, log: Logge
       } catch (err) {
         next(err);
       }
-    });
+    }, ...ownErrors);
   }
 
   // A known path with another method is 405; anything else below the prefix is 404.
   const allowed = new Map<string, string[]>();
-  for (const spec of routes) allowed.set(spec.path, [...(allowed.get(spec.path) ?? []), spec.method.toUpperCase()]);
+  for (const spec of routes) allowed.set(servedPath(spec), [...(allowed.get(servedPath(spec)) ?? []), spec.method.toUpperCase()]);
   for (const [path, methods] of allowed) {
-    app.all(API_PREFIX + path, (req, res) => {
+    app.all(path, (req, res) => {
       res.setHeader('Allow', methods.join(', '));
       sendError(res, 405, 405, `Method ${req.method} is not allowed on ${req.path}; allowed: ${methods.join(', ')}`);
     });
   }
+  if (consoleDir) serveConsole(app, consoleDir);
   app.use((req, res) => sendError(res, 404, 404, `Not Found: ${req.path}`));
   app.use(errorHandler(log));
   return app;
 }
 
-async function authenticate(auth: AuthService, req: Request): Promise<Principal> {
-  const principal = await auth.resolve(req.headers.authorization);
-  if (!principal) throw req.headers.authorization ? unauthorized('Unauthorized: invalid API key or token') : unauthorized('Unauthorized: missing Authorization header (expected "Bearer <API key>")');
-  return principal;
+/** Puts the caller's principal in res.locals.principal, or fails with 401; public routes pass through. */
+function authenticateFor(spec: RouteSpec, auth: AuthService) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (spec.public) return next();
+    try {
+      const principal = await auth.resolve(req.headers.authorization);
+      if (!principal) throw req.headers.authorization ? unauthorized('Unauthorized: invalid API key or token') : unauthorized('Unauthorized: missing Authorization header (expected "Bearer <API key>")');
+      res.locals.principal = principal;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
 }
 
-function errorHandler(log: Logger) {
+interface Failure {
+  status: number;
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** What the caller is told about an error it can act on; undefined for a failure of ours (a 500). */
+function failureOf(err: unknown): Failure | undefined {
+  if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message, data: err.data };
+  if (err instanceof ModelError) return { status: err.status, code: err.status, message: err.message };
+  const e = err as { type?: string; status?: number; message?: string; limit?: number };
+  if (e.type === 'entity.parse.failed') return { status: 400, code: 400, message: 'Malformed JSON: the request body is not valid JSON' };
+  if (e.type === 'entity.too.large') return { status: 413, code: 413, message: `Request body too large: the limit is ${e.limit} bytes` };
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return { status: 415, code: 415, message: e.message ?? 'Unsupported encoding' };
+  if (e.status && e.status >= 400 && e.status < 500) return { status: e.status, code: e.status, message: e.message ?? 'Bad Request' };
+  return undefined;
+}
+
+/** Errors as the envelope, or in the route's own shape when `render` is given (OpenAI-compatible routes). */
+function errorHandler(log: Logger, render?: (status: number, message: string) => unknown) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) {
       log.error({ err, path: req.path }, 'error after response started');
       res.end();
       return;
     }
-    if (err instanceof ApiError) return sendError(res, err.status, err.code, err.message, err.data);
-    if (err instanceof ModelError) return sendError(res, err.status, err.status, err.message);
-    const e = err as { type?: string; status?: number; message?: string; limit?: number };
-    if (e.type === 'entity.parse.failed') return sendError(res, 400, 400, 'Malformed JSON: the request body is not valid JSON');
-    if (e.type === 'entity.too.large') return sendError(res, 413, 413, `Request body too large: the limit is ${e.limit} bytes`);
-    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendError(res, 415, 415, e.message ?? 'Unsupported encoding');
-    if (e.status && e.status >= 400 && e.status < 500) return sendError(res, e.status, e.status, e.message ?? 'Bad Request');
-    log.error({ err, path: req.path, method: req.method }, 'internal error');
-    sendError(res, 500, 500, 'Internal Server Error: the failure was logged');
+    let failure = failureOf(err);
+    if (!failure) {
+      log.error({ err, path: req.path, method: req.method }, 'internal error');
+      failure = { status: 500, code: 500, message: 'Internal Server Error: the failure was logged' };
+    }
+    if (!render) return sendError(res, failure.status, failure.code, failure.message, failure.data);
+    res.status(failure.status).type('application/json').send(safeJson(render(failure.status, clip(failure.message, MAX_ERROR_MESSAGE))));
   };
 }
 

@@ -90,12 +90,18 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const int = (minimum: number, maximum?: number) => ({ type: 'integer', minimum, ...(maximum === undefined ? {} : { maximum }) });
+// Every string, list and integer is bounded (issue 19); the serialized config is limited to 65,535 characters besides.
+const int = (minimum: number, maximum: number) => ({ type: 'integer', minimum, maximum });
 const num = (minimum: number, maximum?: number) => ({ type: 'number', minimum, ...(maximum === undefined ? {} : { maximum }) });
 const bool = { type: 'boolean' };
-const text = { type: 'string' };
-const nonEmpty = { type: 'string', minLength: 1 };
-const texts = { type: 'array', items: text };
+const TEXT_MAX = 65_535;
+const text = { type: 'string', maxLength: TEXT_MAX };
+const nonEmpty = { type: 'string', minLength: 1, maxLength: TEXT_MAX };
+const texts = { type: 'array', items: text, maxItems: 10_000 };
+/** A count of tokens or rows with no range of RAGFlow's own. */
+const COUNT_MAX = 1_000_000;
+/** A page number: RAGFlow's default page range is [[1, 1000000]]. */
+const PAGE_MAX = 1_000_000_000;
 const closed = (properties: Record<string, unknown>) => ({ type: 'object', additionalProperties: false, properties });
 
 /**
@@ -120,7 +126,7 @@ export const PARSER_CONFIG_SCHEMA = closed({
     clustering_threshold: num(0, 1),
     clustering_ratio: num(0, 1),
     max_cluster: int(1, 1024),
-    random_seed: int(0),
+    random_seed: int(0, 2_147_483_647),
     scope: { enum: ['file', 'dataset'] },
     auto_disable_for_structured_data: bool,
   }),
@@ -147,16 +153,16 @@ export const PARSER_CONFIG_SCHEMA = closed({
   tag_kb_ids: texts,
   topn_tags: int(1, 10),
   filename_embd_weight: num(0, 1),
-  task_page_size: { anyOf: [int(1), { type: 'null' }] },
-  pages: { anyOf: [{ type: 'array', items: { type: 'array', items: { type: 'integer' } } }, { type: 'null' }] },
+  task_page_size: { anyOf: [int(1, COUNT_MAX), { type: 'null' }] },
+  pages: { anyOf: [{ type: 'array', maxItems: 1000, items: { type: 'array', maxItems: 16, items: int(0, PAGE_MAX) } }, { type: 'null' }] },
   compilation_template_group_id: texts,
   ext: { type: 'object' },
   table_column_mode: { enum: ['auto', 'manual', null] },
   table_column_roles: { type: 'object', additionalProperties: { enum: ['indexing', 'metadata', 'both'] } },
   table_column_names: { anyOf: [texts, { type: 'object', additionalProperties: text }] },
   // In RAGFlow's own default parser_config, so a config read back from a dataset validates again.
-  table_context_size: int(0),
-  image_context_size: int(0),
+  table_context_size: int(0, COUNT_MAX),
+  image_context_size: int(0, COUNT_MAX),
   llm_id: text,
   // knowledge_graph's shape in the spec.
   entity_types: texts,

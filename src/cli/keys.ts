@@ -1,17 +1,16 @@
-import path from 'node:path';
 import type { Config } from '../config.js';
 import { openDatabase } from '../store/db.js';
 import { MetaStore } from '../store/index.js';
 import { AuthService } from '../services/auth.js';
-import { loadOrCreateSecret } from '../secrets.js';
+import { resolveJwtSecret } from '../secrets.js';
 import { randomToken } from '../ids.js';
 
 /** Creates an API key for the user with this email, creating the user when there is none. */
 export async function createKey(config: Config, email: string): Promise<string> {
-  const db = await openDatabase(path.join(config.dataDir, 'cairn.db'));
+  const db = await openDatabase(config.databaseUrl);
   try {
     const store = new MetaStore(db);
-    const auth = new AuthService(store, loadOrCreateSecret(config.dataDir, 'jwt-secret'));
+    const auth = new AuthService(store, await resolveJwtSecret(config, store));
     const user = (await store.users.byEmail(email)) ?? (await auth.register({ email, nickname: email.split('@')[0].replace(/[^\w .'-]/g, '_'), password: randomToken(24) }));
     return (await auth.createApiKey(user.id, 'cli')).token;
   } finally {

@@ -6,6 +6,8 @@ const USAGE = `usage: cairn <command>
   worker                     run a Temporal worker alone (needs TEMPORAL_ADDRESS)
   keys create --email EMAIL  print a new API key for the user (created if missing)
   migrate                    apply database migrations and exit
+  backup DIR                 consistent copy of the data dir (databases, files, secrets) into a new DIR, while Cairn runs
+  restore DIR [--force]      put a backup into CAIRN_DATA_DIR (Cairn stopped; --force replaces a non-empty one)
   mcp [--api-key KEY] [--url URL]
                              MCP server on stdio for a running Cairn (CAIRN_API_KEY, CAIRN_URL; default http://127.0.0.1:9380)
 `;
@@ -16,6 +18,8 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     // Each command loads only its own modules, so `cairn mcp` starts fast.
     case 'start': {
+      // Before loading the server's modules: a second start on the same data dir is refused at once.
+      (await import('../engine/data-dir-lock.js')).assertDataDirFree(config.dataDir);
       const { startCairn } = await import('../server.js');
       const cairn = await startCairn(config);
       if (cairn.adminApiKey) {
@@ -46,10 +50,18 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'migrate': {
       const { openDatabase } = await import('../store/db.js');
-      const db = await openDatabase(path.join(config.dataDir, 'cairn.db'));
+      const db = await openDatabase(config.databaseUrl);
       await db.close();
       console.log('database is up to date');
       return 0;
+    }
+    case 'backup': {
+      const { runBackupCommand } = await import('./backup.js');
+      return runBackupCommand(config, rest);
+    }
+    case 'restore': {
+      const { runRestoreCommand } = await import('./restore.js');
+      return runRestoreCommand(config, rest);
     }
     case 'mcp': {
       const { runMcp } = await import('./mcp.js');
@@ -76,7 +88,9 @@ function untilSignal(): Promise<void> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    console.error(`cairn: ${err instanceof Error ? err.message : String(err)}`);
+    // "Cairn is already running with data dir D (pid N)" reads best alone.
+    if (err instanceof Error && err.name === 'DataDirInUseError') console.error(err.message);
+    else console.error(`cairn: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   },
 );

@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporalBinary } from './temporal-binary.js';
+import { dieWithParent } from './parent-death.js';
+import { devServerPidFile, forgetDevServer, recordDevServer, stopLeftoverDevServer } from './dev-server-pid-file.js';
 
 export interface DevServerOptions {
   rootDir: string;
@@ -10,6 +13,8 @@ export interface DevServerOptions {
   /** Web UI port; omitted for a headless server. */
   uiPort?: number;
   log?: (line: string) => void;
+  /** Notices, such as a leftover server from a killed Cairn being stopped. */
+  warn?: (message: string) => void;
 }
 
 export interface DevServer {
@@ -17,13 +22,24 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** Starts `temporal server start-dev` as a child process and waits until it accepts connections. */
+/**
+ * Starts `temporal server start-dev` as a child process and waits until it accepts connections.
+ * A server a killed predecessor left on the same database file is stopped first (temporal.pid); the new
+ * one dies with this process where Linux allows (parent-death.ts).
+ */
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const dbFile = path.resolve(opts.dbFile);
+  const pidFile = devServerPidFile(dbFile);
+  await stopLeftoverDevServer(pidFile, dbFile, opts.warn ?? (() => undefined));
   const port = opts.port || (await freePort());
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', opts.dbFile, '--log-level', 'warn'];
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', dbFile, '--log-level', 'warn'];
+  // WAL: `cairn backup` reads the database while the server writes, without blocking it.
+  args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'busy_timeout=10000');
   if (opts.uiPort) args.push('--ui-ip', '127.0.0.1', '--ui-port', String(opts.uiPort));
   else args.push('--headless');
-  const child = spawn(temporalBinary(opts.rootDir), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const launch = dieWithParent(opts.rootDir, temporalBinary(opts.rootDir), args);
+  const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid) recordDevServer(pidFile, child.pid, port, dbFile);
   const output: string[] = [];
   const collect = (chunk: Buffer) => {
     const text = chunk.toString();
@@ -34,13 +50,16 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const spawnFailed = new Promise<Error>((resolve) => child.once('error', resolve));
+  void exited.then(() => forgetDevServer(pidFile, child.pid!));
   const address = `127.0.0.1:${port}`;
   const stopOnExit = () => child.kill('SIGTERM');
   process.once('exit', stopOnExit);
 
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const early = await Promise.race([exited, sleep(250).then(() => 'running' as const)]);
+    const early = await Promise.race([exited, spawnFailed, sleep(250).then(() => 'running' as const)]);
+    if (early instanceof Error) throw new Error(`could not start the Temporal dev server ${temporalBinary(opts.rootDir)}: ${early.message}`);
     if (early !== 'running') throw new Error(`Temporal dev server exited (code ${early}): ${output.join('').slice(-2000)}`);
     if (await canConnect(address)) break;
     if (Date.now() > deadline) {

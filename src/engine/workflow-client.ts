@@ -94,6 +94,18 @@ export class WorkflowClient implements DatasetCleanup, ParseControl {
     }
   }
 
+  /**
+   * Agent runs of this deployment (its agent task queue) by execution status, from Temporal's visibility
+   * store in one query: Running, and the closed ones still within the namespace's retention.
+   */
+  async countAgentRuns(): Promise<Map<string, number>> {
+    const queue = agentTaskQueue(this.taskQueue).replace(/'/g, "\\'");
+    const { groups } = await this.client.workflow.count(`WorkflowType = '${WORKFLOWS.agentRun}' AND TaskQueue = '${queue}' GROUP BY ExecutionStatus`);
+    const counts = new Map<string, number>();
+    for (const g of groups) counts.set(String([g.groupValues[0]].flat()[0]), g.count);
+    return counts;
+  }
+
   /** Starts a workflow unless one with the same id is already running. */
   async startOnce(type: string, workflowId: string, args: unknown[]): Promise<boolean> {
     try {

@@ -1,17 +1,23 @@
-import { EventEmitter } from 'node:events';
-import type { Sqlite } from '../store/db.js';
+import type { Sqlite } from '../index/sqlite-database.js';
+import { LocalWakeups } from './local-wakeups.js';
 import type { LoggedEvent, RunEvent, RunEvents } from './types.js';
 
 /**
- * Run events in the shared SQLite file. A reader in the process that published is woken at once; a
+ * Run events in the embedded SQLite file. A reader in the process that published is woken at once; a
  * reader in another process (a separate `cairn worker` publishes, the API reads) polls the log.
+ * SQLite has one writer at a time, so sequence numbers are committed in order.
  */
 export class SqliteRunEvents implements RunEvents {
-  private readonly local = new EventEmitter().setMaxListeners(0);
+  private readonly wakeups = new LocalWakeups();
   private readonly insert;
   private readonly select;
 
   constructor(private readonly sqlite: Sqlite) {
+    // The metadata migration 0004 makes the same table when the metadata lives in this file.
+    sqlite.exec(`
+      create table if not exists "run_events" ("seq" integer primary key autoincrement, "run_key" varchar(64) not null, "body" text not null, "create_time" bigint not null);
+      create index if not exists "run_events_run" on "run_events" ("run_key", "seq");
+    `);
     this.insert = sqlite.prepare('insert into run_events (run_key, body, create_time) values (?, ?, ?)');
     this.select = sqlite.prepare('select seq, body from run_events where run_key = ? and seq > ? order by seq limit 500');
   }
@@ -22,7 +28,7 @@ export class SqliteRunEvents implements RunEvents {
     this.sqlite.transaction(() => {
       for (const e of events) this.insert.run(runKey, JSON.stringify(e), now);
     })();
-    this.local.emit(runKey);
+    this.wakeups.notify(runKey);
   }
 
   async read(runKey: string, afterSeq: number): Promise<LoggedEvent[]> {
@@ -31,15 +37,7 @@ export class SqliteRunEvents implements RunEvents {
   }
 
   wait(runKey: string, timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.local.off(runKey, done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.local.once(runKey, done);
-    });
+    return this.wakeups.wait(runKey, timeoutMs);
   }
 
   async remove(runKeys: string[]): Promise<void> {

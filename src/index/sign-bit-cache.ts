@@ -103,6 +103,19 @@ export class SignBitCache {
     return nearest.concat(atCutoff.slice(0, Math.max(0, count - nearest.length)));
   }
 
+  /** What the copy holds now: datasets, vectors and bytes (rows, flags and sign bits), for /metrics. */
+  size(): { datasets: number; vectors: number; bytes: number } {
+    let vectors = 0;
+    let bytes = 0;
+    for (const { byDim } of this.datasets.values()) {
+      for (const p of byDim.values()) {
+        vectors += p.rows.length;
+        bytes += p.rows.byteLength + p.available.byteLength + p.words.byteLength;
+      }
+    }
+    return { datasets: this.datasets.size, vectors, bytes };
+  }
+
   private current(datasetIds: string[]): DatasetBits[] {
     const generations = this.source.generations(datasetIds);
     return [...new Set(datasetIds)].map((id) => {

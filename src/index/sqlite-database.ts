@@ -1,6 +1,9 @@
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 
+/** A connection to the embedded SQLite file (chunk index, memory index, run events). */
+export type Sqlite = Database.Database;
+
 /**
  * Prepares a connection for SqliteChunkIndex: loads sqlite-vec and sets the pragmas the index is
  * measured with. WAL lets readers run while a worker writes; mmap lets vector and full-text scans read
@@ -18,5 +21,17 @@ export function configureIndexConnection(db: Database.Database): void {
 export function openIndexDatabase(file: string): Database.Database {
   const db = new Database(file);
   configureIndexConnection(db);
+  return db;
+}
+
+/**
+ * A read-only connection to an index database another connection created and writes (WAL: it reads the
+ * last committed state while that connection writes), for the reader threads of sqlite-read-pool.ts.
+ */
+export function openIndexReader(file: string): Database.Database {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  sqliteVec.load(db);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('mmap_size = 1073741824');
   return db;
 }

@@ -6,7 +6,7 @@ import { ensureChunkSchema } from './sqlite-schema.js';
 import { prepareStatements, toCandidate, toChunk, type ChunkRow, type HitRow, type Statements } from './sqlite-statements.js';
 import { encodeTermHashes } from './term-hashes.js';
 import { ChunkNotFoundError } from './types.js';
-import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk, TermStats } from './types.js';
+import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk, TermStats } from './types.js';
 import { toFloat32Blob, toSignBits } from './vector-codec.js';
 
 export interface SqliteChunkIndexOptions {
@@ -17,6 +17,11 @@ export interface SqliteChunkIndexOptions {
   vectorOversample?: number;
   /** Rows the required words of a full-text query may match; see fts-query.ts. */
   matchRowBudget?: number;
+  /**
+   * A reader on a read-only connection (sqlite-read-pool.ts): the tables are not created, and only the
+   * read methods may be called. Another connection must have created the schema first.
+   */
+  readOnly?: boolean;
 }
 
 interface Target {
@@ -60,7 +65,7 @@ export class SqliteChunkIndex implements ChunkIndex {
     } catch {
       throw new Error('SqliteChunkIndex needs sqlite-vec: call sqliteVec.load(db) on the connection first');
     }
-    ensureChunkSchema(db);
+    if (!options.readOnly) ensureChunkSchema(db);
     db.function('chunk_icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
       String(text).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0);
     this.vectorOversample = options.vectorOversample ?? 2;
@@ -211,6 +216,11 @@ export class SqliteChunkIndex implements ChunkIndex {
   }
 
   async fullText(query: string, filter: ChunkFilter, limit: number): Promise<Candidate[]> {
+    return this.fullTextHits(query, filter, limit).map(toCandidate);
+  }
+
+  /** fullText's hits as rows: plain data that can cross to another thread. */
+  fullTextHits(query: string, filter: ChunkFilter, limit: number): HitRow[] {
     if (filter.datasetIds.length === 0 || limit <= 0) return [];
     const terms = queryTerms(query);
     const stats = this.termStatsNow(terms.map((t) => t.stem));
@@ -220,7 +230,7 @@ export class SqliteChunkIndex implements ChunkIndex {
       Math.max(this.matchRowBudget, 4 * limit),
     );
     if (match === null) return [];
-    return (this.sql.fullText.all({ ...filterParams(filter), match, limit }) as HitRow[]).map(toCandidate);
+    return this.sql.fullText.all({ ...filterParams(filter), match, limit }) as HitRow[];
   }
 
   /**
@@ -228,6 +238,11 @@ export class SqliteChunkIndex implements ChunkIndex {
    * distance, then SQLite ranks those by exact cosine, re-checking the filter on the current rows.
    */
   async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]> {
+    return this.vectorSearchHits(vector, filter, limit).map(toCandidate);
+  }
+
+  /** vectorSearch's hits as rows: plain data that can cross to another thread. */
+  vectorSearchHits(vector: number[], filter: ChunkFilter, limit: number): HitRow[] {
     if (vector.length === 0 || filter.datasetIds.length === 0 || limit <= 0) return [];
     const rows = filter.documentIds
       ? new Set(this.sql.rowsOfDocuments.all(ids(filter.documentIds)) as number[])
@@ -237,14 +252,13 @@ export class SqliteChunkIndex implements ChunkIndex {
       Math.max(MIN_COARSE_CANDIDATES, limit * this.vectorOversample),
     );
     if (coarse.length === 0) return [];
-    const hits = this.sql.vectorSearch.all({
+    return this.sql.vectorSearch.all({
       ...filterParams(filter),
       rows: ids(coarse),
       bytes: vector.length * 4,
       vector: toFloat32Blob(vector),
       limit,
     }) as HitRow[];
-    return hits.map(toCandidate);
   }
 
   async termStats(stems: string[]): Promise<TermStats> {
@@ -277,5 +291,13 @@ export class SqliteChunkIndex implements ChunkIndex {
 
   async ping(): Promise<void> {
     this.sql.ping.get();
+  }
+
+  async cacheSizes(): Promise<CacheSize[]> {
+    const signBits = this.signBits.size();
+    return [
+      { name: 'sign_bits', entries: signBits.vectors, bytes: signBits.bytes },
+      { name: 'term_frequencies', entries: this.frequencies.byStem.size },
+    ];
   }
 }

@@ -21,7 +21,11 @@ export function encodeTermHashes(stems: Iterable<string>): Buffer {
 /** A membership test over an encoded term set. */
 export function termHashLookup(blob: Uint8Array): (stem: string) => boolean {
   // Copy first: Uint32Array needs a 4-aligned offset, which a BLOB's bytes need not have.
-  const hashes = new Uint32Array(new Uint8Array(blob).buffer);
+  return sortedHashLookup(new Uint32Array(new Uint8Array(blob).buffer));
+}
+
+/** A membership test over a term set already decoded to its sorted hashes. */
+export function sortedHashLookup(hashes: Uint32Array): (stem: string) => boolean {
   return (stem) => {
     const h = stemHash(stem);
     let lo = 0;

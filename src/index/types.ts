@@ -94,4 +94,15 @@ export interface ChunkIndex {
   cosineSimilarities(ids: string[], vector: number[]): Promise<Map<string, number>>;
   /** Cheap liveness check for /system/healthz. */
   ping(): Promise<void>;
+  /** The implementation's in-memory caches and their sizes, for /metrics. */
+  cacheSizes?(): Promise<CacheSize[]>;
+}
+
+/** One in-memory cache as /metrics reports it. */
+export interface CacheSize {
+  /** Stable name, the metric's `cache` label. */
+  name: string;
+  entries: number;
+  /** Omitted when not known. */
+  bytes?: number;
 }

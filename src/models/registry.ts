@@ -5,6 +5,7 @@ import type { Timeouts } from './http.js';
 import { OllamaChatModel, OllamaEmbeddingModel } from './ollama.js';
 import { OpenAIChatModel, OpenAIEmbeddingModel, type OpenAICompatSettings } from './openai-compat.js';
 import { HttpRerankModel } from './rerank.js';
+import { instrumentModel } from './call-metrics.js';
 import { ModelError, type ChatModel, type EmbeddingModel, type RerankModel } from './types.js';
 
 export type ModelType = 'chat' | 'embedding' | 'rerank';
@@ -73,9 +74,15 @@ export function createModel(config: ModelConfig & { model_type: 'rerank' }): Rer
 export function createModel(config: ModelConfig): ChatModel | EmbeddingModel | RerankModel;
 /**
  * Returns the client for a configured model. Nothing is contacted here: connection and model problems
- * surface as ModelErrors on the first call (or from the client's verify()).
+ * surface as ModelErrors on the first call (or from the client's verify()). Every client is built here,
+ * so this is where its calls get counted (call-metrics.ts).
  */
 export function createModel(config: ModelConfig): ChatModel | EmbeddingModel | RerankModel {
+  const client = buildModel(config);
+  return instrumentModel(client, findFactory(config.factory)!.name, config.model_type);
+}
+
+function buildModel(config: ModelConfig): ChatModel | EmbeddingModel | RerankModel {
   const { model_name: model, model_type: type } = config;
   const factory = findFactory(config.factory);
   if (!factory) throw new ModelError(`Provider ${config.factory} not found for model ${model}.`, config.factory, 400);

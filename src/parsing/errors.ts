@@ -22,3 +22,17 @@ export class CorruptFileError extends Error {
 export class OcrEngineError extends Error {
   override readonly name = 'OcrEngineError';
 }
+
+/**
+ * The file goes over one of the parsing limits (size, decompression, nesting, pixels, or the memory or
+ * time ceiling of the parser process). Retrying cannot help; the message names the limit and its setting.
+ */
+export class ParseLimitError extends Error {
+  override readonly name = 'ParseLimitError';
+  constructor(
+    readonly filename: string,
+    readonly reason: string,
+  ) {
+    super(`${filename} ${reason}`);
+  }
+}

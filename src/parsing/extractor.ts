@@ -1,13 +1,17 @@
+import type { ParseLimits } from './limits.js';
 import type { ExtractedDocument, ProgressFn } from './types.js';
 
 export interface ExtractOptions {
   onProgress?: ProgressFn;
   signal?: AbortSignal;
+  /** Size, decompression, nesting and pixel limits; by default from the CAIRN_PARSE_* variables. */
+  limits?: ParseLimits;
 }
 
 /** What every format module receives besides the bytes. */
 export interface ExtractContext extends ExtractOptions {
   filename: string;
+  limits: ParseLimits;
   /** Parses a file found inside this one (an email attachment) with the full dispatcher. */
   extractEmbedded(bytes: Uint8Array, filename: string): Promise<ExtractedDocument>;
 }

@@ -1,4 +1,4 @@
-import { CorruptFileError, OcrEngineError, UnsupportedFormatError } from './errors.js';
+import { CorruptFileError, OcrEngineError, ParseLimitError, UnsupportedFormatError } from './errors.js';
 import type { ExtractContext, ExtractOptions, Extractor } from './extractor.js';
 import { extractDocx } from './extractors/docx.js';
 import { extractEml } from './extractors/eml.js';
@@ -12,12 +12,15 @@ import { extractPptx } from './extractors/pptx.js';
 import { extractCsv, extractXls } from './extractors/sheetjs.js';
 import { extractXlsx } from './extractors/xlsx.js';
 import { extensionOf, FORMAT_LABELS, formatOf, type FormatKind } from './formats.js';
+import { guardInput } from './guards.js';
+import { parseLimitsFrom, type ParseLimits } from './limits.js';
 import { resolveFormat } from './sniff.js';
 import type { ExtractedDocument } from './types.js';
 
 export type { ExtractedDocument, Position, ProgressFn, Section } from './types.js';
 export type { ExtractOptions } from './extractor.js';
-export { CorruptFileError, OcrEngineError, UnsupportedFormatError } from './errors.js';
+export { CorruptFileError, OcrEngineError, ParseLimitError, UnsupportedFormatError } from './errors.js';
+export type { ParseLimits } from './limits.js';
 export { contentTypeFor, isSupportedFile, supportedExtensions } from './formats.js';
 export { shutdownOcr } from './ocr.js';
 
@@ -50,16 +53,21 @@ function asParsingError(error: unknown, filename: string, kind: FormatKind, sign
     error instanceof CorruptFileError ||
     error instanceof UnsupportedFormatError ||
     error instanceof OcrEngineError ||
+    error instanceof ParseLimitError ||
     isAbort(error, signal)
   ) {
     return error;
+  }
+  // Nesting the guards cannot see (inside compressed PDF object streams, XML) ends in a stack overflow.
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return new ParseLimitError(filename, `was refused: its ${FORMAT_LABELS[kind]} structure nests too deeply to parse`);
   }
   const message = error instanceof Error ? error.message : String(error);
   const reason = message.split('\n')[0].trim().slice(0, 300) || 'unknown error';
   return new CorruptFileError(filename, FORMAT_LABELS[kind], reason);
 }
 
-async function extractAt(bytes: Uint8Array, filename: string, options: ExtractOptions, depth: number): Promise<ExtractedDocument> {
+async function extractAt(bytes: Uint8Array, filename: string, options: ExtractOptions & { limits: ParseLimits }, depth: number): Promise<ExtractedDocument> {
   const declared = formatOf(filename);
   if (!declared) {
     const ext = extensionOf(filename);
@@ -75,12 +83,13 @@ async function extractAt(bytes: Uint8Array, filename: string, options: ExtractOp
         const innerKind = formatOf(innerName) ?? kind;
         return Promise.reject(new CorruptFileError(innerName, FORMAT_LABELS[innerKind], 'nested too deeply'));
       }
-      return extractAt(inner, innerName, { signal: options.signal }, depth + 1);
+      return extractAt(inner, innerName, { signal: options.signal, limits: options.limits }, depth + 1);
     },
   };
   options.onProgress?.(0, `Parsing ${filename}`);
   let doc: ExtractedDocument;
   try {
+    await guardInput(kind, bytes, filename, options.limits);
     doc = await EXTRACTORS[kind](bytes, ctx);
   } catch (error) {
     throw asParsingError(error, filename, kind, options.signal);
@@ -92,8 +101,10 @@ async function extractAt(bytes: Uint8Array, filename: string, options: ExtractOp
 /**
  * Parses a file into sections in reading order. The extension picks the parser unless the bytes are
  * clearly another format. Throws UnsupportedFormatError for unknown extensions, CorruptFileError when
- * the bytes cannot be read, OcrEngineError when OCR cannot start, and the signal's reason when aborted.
+ * the bytes cannot be read, ParseLimitError when the file goes over a parsing limit (docs/parsing-limits.md),
+ * OcrEngineError when OCR cannot start, and the signal's reason when aborted.
  */
-export function extract(bytes: Uint8Array, filename: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
-  return extractAt(bytes, filename, options, 0);
+export async function extract(bytes: Uint8Array, filename: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
+  return extractAt(bytes, filename, { ...options, limits: options.limits ?? parseLimitsFrom() }, 0);
 }
+

@@ -43,6 +43,11 @@ function normalise(raw: string): string {
 const STEM_CACHE_LIMIT = 200_000;
 const stemCache = new Map<string, string>();
 
+/** Words whose stems are memoised now (for /metrics). */
+export function stemCacheSize(): number {
+  return stemCache.size;
+}
+
 function stemOf(word: string): string {
   let stem = stemCache.get(word);
   if (stem === undefined) {

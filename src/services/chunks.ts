@@ -10,6 +10,7 @@ import type { DocumentRow } from '../store/documents.js';
 import type { DatasetRow } from '../store/datasets.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { countTokens } from '../text/tokens.js';
+import { summarize } from '../text/summary.js';
 import { nowMs, toDateTime } from '../time.js';
 import { chunkImageKey } from './blob-keys.js';
 import { chunkVectors } from './chunk-vectors.js';
@@ -134,7 +135,7 @@ export class ChunkService {
       const unique = [...new Set(ids)];
       targets = (await this.index.getMany(unique)).filter((c) => c.document_id === doc.id);
       const missing = unique.filter((id) => !targets.some((c) => c.id === id));
-      if (missing.length === unique.length) throw invalidChunkId(missing.join(', '));
+      if (missing.length === unique.length) throw invalidChunkId(summarize(missing, ', '));
       errors.push(...missing.map((id) => invalidChunkId(id).message));
       errors.push(...[...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))].map((id) => `Duplicate chunk ids: ${id}`));
     } else if (deleteAll) {

@@ -1,4 +1,5 @@
 import { ApiError, badRequest } from '../errors.js';
+import { summarize } from '../text/summary.js';
 
 /**
  * The shared delete rule (spec "Endpoints"): the given ids (no duplicates; each must exist in scope,
@@ -28,7 +29,7 @@ export interface PartialDelete {
 /**
  * The partial delete rule (RAGFlow's batch deletes of chats, sessions, documents, chunks): each given id
  * is checked on its own; a duplicate or an id that `check` refuses is reported in `errors` and the rest are
- * deleted. Only when none is left is it an error: the first refusal's status, naming every failure.
+ * deleted. Only when none is left is it an error: the first refusal's status, naming the first few failures.
  */
 export async function partialDeleteTargets(
   ids: string[] | null | undefined,
@@ -56,6 +57,6 @@ export async function partialDeleteTargets(
       errors.push(err.message);
     }
   }
-  if (targets.length === 0 && first) throw new ApiError(first.status, errors.join('; '), first.code);
+  if (targets.length === 0 && first) throw new ApiError(first.status, summarize(errors), first.code);
   return { targets, errors };
 }

@@ -201,9 +201,11 @@ export class DocumentService {
       // Bump the run number first so that a run still finishing writes nothing back.
       await this.store.documents.update(doc.id, { run_seq: doc.run_seq + 1 });
       await this.index.deleteByDocument(doc.id);
-      await this.blobs.delete(doc.location);
     }
+    // Rows go before files: a crash in between leaves an unreferenced file, never a document without
+    // its file (and a backup's snapshot never names a file that is already gone).
     await this.store.documents.delete(docs.map((d) => d.id));
+    for (const doc of docs) await this.blobs.delete(doc.location);
     return { deleted: docs.length, success_count: docs.length, errors };
   }
 

@@ -26,6 +26,7 @@ import { assembleSystemPrompt, buildUserPrompt, fixedPartProblem, rawContent } f
 import { messageSize, MemoryFullError } from '../memories/size.js';
 import { parseExtraction, type ExtractedItem } from '../memories/extraction.js';
 import { searchMessages, SEARCH_DEFAULTS, type ScoredMessage } from '../memories/search.js';
+import { isUniqueViolation } from '../store/dialect.js';
 
 export interface CreateMemoryInput {
   name: string;
@@ -206,7 +207,7 @@ export class MemoryService {
         await this.store.memories.insert(row);
         break;
       } catch (err) {
-        if (attempt >= 3 || !String((err as Error).message).includes('UNIQUE')) throw err;
+        if (attempt >= 3 || !isUniqueViolation(err)) throw err;
       }
     }
     return this.view(row);

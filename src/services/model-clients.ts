@@ -8,6 +8,11 @@ export class ModelClients {
 
   constructor(readonly providers: ProviderService) {}
 
+  /** Clients built and kept (one per distinct model configuration). */
+  get size(): number {
+    return this.cache.size;
+  }
+
   async embedding(tenantId: string, modelId: string): Promise<EmbeddingModel> {
     return this.client(await this.providers.resolve(tenantId, modelId, 'embedding')) as EmbeddingModel;
   }

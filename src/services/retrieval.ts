@@ -38,6 +38,9 @@ const malformed = (what: string) => badRequest(`invalid or malformed arguments: 
 // Dify's operator names mapped onto ours, as RAGFlow's convert_conditions does (plus Dify's date words).
 const DIFY_OPERATORS: Record<string, string> = { is: '=', 'not is': '≠', 'is not': '≠', before: '<', after: '>' };
 
+/** The most candidate chunks one retrieval ranks (the retrieval route's and Dify's top_k). */
+export const MAX_TOP_K = 10_000;
+
 /** Checks a Dify request (POST body or GET query: numbers and objects may come as strings). */
 export function parseDifyRequest(input: Record<string, unknown> | undefined): DifyRetrieveInput {
   const req = input ?? {};
@@ -49,7 +52,7 @@ export function parseDifyRequest(input: Record<string, unknown> | undefined): Di
   if (typeof setting !== 'object' || Array.isArray(setting)) throw malformed('retrieval_setting');
   const { top_k: rawTopK, score_threshold: rawThreshold } = setting as Record<string, unknown>;
   const topK = number(rawTopK ?? 1024);
-  if (!Number.isInteger(topK) || topK < 1) throw malformed('retrieval_setting.top_k');
+  if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) throw malformed('retrieval_setting.top_k');
   const threshold = number(rawThreshold ?? 0);
   if (!(threshold >= 0 && threshold <= 1)) throw malformed('retrieval_setting.score_threshold');
   return { knowledge_id: req.knowledge_id, query: req.query, top_k: topK, score_threshold: threshold, metadata_condition: difyCondition(jsonish(req.metadata_condition, 'metadata_condition')) };

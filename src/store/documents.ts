@@ -131,6 +131,18 @@ export class DocumentRepo {
     return out;
   }
 
+  /** Documents in each run state, over every dataset (one pass over the documents_run index). */
+  async countByRun(): Promise<Record<RunState, number>> {
+    const out: Record<RunState, number> = { UNSTART: 0, RUNNING: 0, CANCEL: 0, DONE: 0, FAIL: 0 };
+    const rows = await this.db
+      .selectFrom('documents')
+      .select(['run', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('run')
+      .execute();
+    for (const r of rows) out[r.run] = Number(r.n);
+    return out;
+  }
+
   /** Document and chunk totals per dataset. */
   async totals(datasetIds: string[]): Promise<Map<string, { documents: number; chunks: number; tokens: number }>> {
     const out = new Map<string, { documents: number; chunks: number; tokens: number }>();

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { MetaDb } from './db.js';
 import { UserRepo } from './users.js';
 import { ApiKeyRepo } from './api-keys.js';
@@ -9,6 +10,7 @@ import { SessionRepo } from './sessions.js';
 import { AgentRepo, AgentSessionRepo } from './agents.js';
 import { McpServerRepo } from './mcp-servers.js';
 import { MemoryRepo } from './memories.js';
+import { SettingsRepo } from './settings.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -23,6 +25,7 @@ export class MetaStore {
   readonly agentSessions: AgentSessionRepo;
   readonly mcpServers: McpServerRepo;
   readonly memories: MemoryRepo;
+  readonly settings: SettingsRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -36,9 +39,10 @@ export class MetaStore {
     this.agentSessions = new AgentSessionRepo(db.kysely);
     this.mcpServers = new McpServerRepo(db.kysely);
     this.memories = new MemoryRepo(db.kysely);
+    this.settings = new SettingsRepo(db.kysely);
   }
 
   async ping(): Promise<void> {
-    this.db.sqlite.prepare('select 1').get();
+    await sql`select 1`.execute(this.db.kysely);
   }
 }

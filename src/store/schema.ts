@@ -257,7 +257,15 @@ export interface McpServersTable {
   update_time: number;
 }
 
+/** Installation-wide values every process shares (see store/settings.ts). */
+export interface SettingsTable {
+  key: string;
+  value: string;
+  create_time: number;
+}
+
 export interface Database {
+  settings: SettingsTable;
   mcp_servers: McpServersTable;
   agents: AgentsTable;
   agent_versions: AgentVersionsTable;

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { ChatSessionsTable, Database } from './schema.js';
+import { onPostgres } from './dialect.js';
 
 export type SessionRow = Selectable<ChatSessionsTable>;
 
@@ -64,7 +65,10 @@ export class SessionRepo {
   /** Appends messages atomically, so concurrent turns on one session never drop each other's messages. */
   async appendMessages(id: string, messages: StoredMessage[], now: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('chat_sessions').select('messages').where('id', '=', id).executeTakeFirst();
+      let read = trx.selectFrom('chat_sessions').select('messages').where('id', '=', id);
+      // SQLite runs one transaction at a time; on PostgreSQL the row lock makes a concurrent append wait.
+      if (onPostgres(trx)) read = read.forUpdate();
+      const row = await read.executeTakeFirst();
       if (!row) return; // deleted meanwhile: nothing to keep
       const stored = JSON.parse(row.messages) as StoredMessage[];
       await trx

@@ -12,7 +12,7 @@ describe('the cairn command', () => {
     const h = await harness();
     const email = `cli-${Date.now()}@example.com`;
     const { stdout } = await run(process.execPath, [path.join(h.config.rootDir, 'bin', 'cairn.js'), 'keys', 'create', '--email', email], {
-      env: { ...process.env, CAIRN_DATA_DIR: h.config.dataDir },
+      env: { ...process.env, CAIRN_DATA_DIR: h.config.dataDir, CAIRN_DATABASE_URL: h.config.databaseUrl },
     });
     const key = stdout.trim();
     assert.match(key, /^cairn-[\w-]{43}$/);

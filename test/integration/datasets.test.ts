@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { harness } from './harness.js';
 import { Api, newUser, eventually } from './client.js';
@@ -269,7 +268,7 @@ describe('datasets over HTTP', function () {
       const user = (await newUser('del4')).api;
       const a = (await user.post('/datasets', { name: 'crash' })).body.data;
       // A crash after the API hid the dataset but before the workflow started leaves it in 'deleting'.
-      const db = await openDatabase(path.join(h.config.dataDir, 'cairn.db'));
+      const db = await openDatabase(h.config.databaseUrl);
       await db.kysely.updateTable('datasets').set({ status: 'deleting' }).where('id', '=', a.id).execute();
       await db.close();
       await h.restart();
@@ -304,7 +303,7 @@ describe('datasets over HTTP', function () {
 
 async function datasetRow(id: string) {
   const h = await harness();
-  const db = await openDatabase(path.join(h.config.dataDir, 'cairn.db'));
+  const db = await openDatabase(h.config.databaseUrl);
   try {
     return await db.kysely.selectFrom('datasets').selectAll().where('id', '=', id).executeTakeFirst();
   } finally {

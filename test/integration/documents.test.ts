@@ -5,8 +5,8 @@ import { harness } from './harness.js';
 import { Api, newUser, eventually } from './client.js';
 import { getDoc, longText, upload, waitForRun } from './documents-helpers.js';
 import { makeDocx, makePdf } from '../fixtures/generate.js';
-import { openDatabase } from '../../src/store/db.js';
 import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
+import { openIndexDatabase } from '../../src/index/sqlite-database.js';
 
 describe('documents over HTTP', function () {
   this.timeout(180_000);
@@ -315,21 +315,15 @@ describe('documents over HTTP', function () {
   });
 });
 
-async function withDb<T>(fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<T>): Promise<T> {
-  const h = await harness();
-  const db = await openDatabase(path.join(h.config.dataDir, 'cairn.db'));
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
-}
-
 async function indexedChunkIds(documentId: string): Promise<string[]> {
-  return withDb(async (db) => {
-    const { chunks } = await new SqliteChunkIndex(db.sqlite).list(documentId, { page: 1, pageSize: 100_000 });
+  const h = await harness();
+  const indexDb = openIndexDatabase(path.join(h.config.dataDir, 'cairn.db'));
+  try {
+    const { chunks } = await new SqliteChunkIndex(indexDb).list(documentId, { page: 1, pageSize: 100_000 });
     return chunks.map((c) => c.id);
-  });
+  } finally {
+    indexDb.close();
+  }
 }
 
 async function indexedChunks(documentId: string): Promise<number> {

@@ -43,8 +43,10 @@ describe('HTTP conventions', () => {
   it('reports database, index and Temporal health, and the built-in chat model', async () => {
     const res = await new Api((await harness()).url).get('/system/healthz');
     assert.equal(res.status, 200);
-    const { chat_model: chatModel, ...rest } = res.body;
+    const { chat_model: chatModel, event_loop: eventLoop, rss_mb: rssMb, ...rest } = res.body;
     assert.deepEqual(rest, { database: 'ok', index: 'ok', temporal: 'ok', status: 'ok' });
+    assert.deepEqual(Object.keys(eventLoop).sort(), ['max_ms', 'mean_ms', 'p99_ms']);
+    assert.ok(rssMb > 0);
     assert.equal(chatModel.status, 'ok');
     assert.equal(chatModel.model, 'SmolLM2-135M-Instruct@Builtin');
     assert.ok(['not_loaded', 'loading', 'loaded'].includes(chatModel.state), chatModel.state);

@@ -11,11 +11,11 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export async function startWorkerProcess(config: Config, temporalAddress: string): Promise<WorkerProcess> {
+export async function startWorkerProcess(config: Config, temporalAddress: string, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
   const logFile = path.join(config.dataDir, `worker-${Date.now()}.log`);
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [path.join(config.rootDir, 'bin', 'cairn.js'), 'worker'], {
-    env: { ...process.env, CAIRN_DATA_DIR: config.dataDir, TEMPORAL_ADDRESS: temporalAddress, CAIRN_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...extraEnv, CAIRN_DATA_DIR: config.dataDir, TEMPORAL_ADDRESS: temporalAddress, CAIRN_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' },
     stdio: ['ignore', out, out],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

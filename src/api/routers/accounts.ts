@@ -1,13 +1,16 @@
 import { route, type RouteSpec } from '../routes.js';
 import { userView, type AuthService } from '../../services/auth.js';
 import { toHttpDate, toSeconds } from '../../time.js';
+import { LIMITS, text } from '../schemas.js';
+import { ERROR_REF } from '../openapi.js';
 
 const registerBody = {
   type: 'object',
   required: ['email', 'nickname', 'password'],
   properties: {
     email: { type: 'string', maxLength: 255 },
-    nickname: { type: 'string' },
+    // The service allows 100 characters with RAGFlow's message; this bounds what it reads.
+    nickname: text(LIMITS.name),
     password: { type: 'string', minLength: 1, maxLength: 1024 },
   },
 };
@@ -15,7 +18,7 @@ const registerBody = {
 const loginBody = {
   type: 'object',
   required: ['email', 'password'],
-  properties: { email: { type: 'string' }, password: { type: 'string' } },
+  properties: { email: text(LIMITS.name), password: text(1024) },
 };
 
 export function accountRoutes(auth: AuthService): RouteSpec[] {
@@ -31,6 +34,7 @@ export function accountRoutes(auth: AuthService): RouteSpec[] {
     }),
     route({
       method: 'post', path: '/auth/login', tag: 'accounts', summary: 'Log in; the token is in the Authorization response header', public: true, body: loginBody,
+      responses: { '401': { description: 'Wrong email or password', content: { 'application/json': ERROR_REF } } },
       handler: async ({ body, res }) => {
         const { user, token } = await auth.login(body.email, body.password);
         res.setHeader('Authorization', token);
@@ -71,7 +75,7 @@ export function accountRoutes(auth: AuthService): RouteSpec[] {
     }),
     route({
       method: 'post', path: '/tenants/:tenant_id/users', tag: 'accounts', summary: 'Add a member (workspace owner only)',
-      body: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } },
+      body: { type: 'object', required: ['email'], properties: { email: text(LIMITS.name) } },
       handler: ({ principal, params, body }) => auth.addMember(principal, params.tenant_id, body.email),
     }),
     route({

@@ -1,7 +1,9 @@
 import { Reply, route, type RouteContext, type RouteSpec } from '../routes.js';
 import { partialReply } from '../partial.js';
 import { sendOk, safeJson } from '../envelope.js';
-import { deleteBody, listQuery, pagingQuery } from '../schemas.js';
+import { anyValue, deleteBody, LIMITS, list, listQuery, pagingQuery, text } from '../schemas.js';
+import { ENVELOPE_REF, ERROR_REF, envelopeOrStream } from '../openapi.js';
+import { OPENAI_COMPLETION_RESPONSES, OPENAI_ERRORS } from './openai.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { openAIError } from '../../chat/openai-frames.js';
 import { isRelease, type AgentService } from '../../services/agents.js';
@@ -9,7 +11,8 @@ import type { AgentSessionService, CompletionInput } from '../../services/agent-
 import { AgentOpenAIFrames, answerAgentOpenAI, answerAgentWhole, streamAgentEvents, streamAgentOpenAI } from '../agent-frames.js';
 
 const nullableString = (maxLength: number) => ({ type: ['string', 'null'], maxLength });
-const release = { type: ['boolean', 'string'] };
+/** true/false, or a word isRelease reads ("true", "1"...). */
+const release = { type: ['boolean', 'string'], maxLength: 16 };
 
 const agentProperties = {
   title: { type: ['string', 'null'], maxLength: 255 },
@@ -25,14 +28,14 @@ const agentProperties = {
 /** `title` and `dsl` are required unless `template_id` is given (the service says which is missing). */
 const createBody = {
   type: 'object',
-  properties: { ...agentProperties, template_id: { type: 'string', minLength: 1 }, dataset_ids: { type: 'array', items: { type: 'string', minLength: 1 } } },
+  properties: { ...agentProperties, template_id: text(LIMITS.id, 1), dataset_ids: list(text(LIMITS.id, 1), 100) },
 };
 const updateBody = { type: 'object', properties: agentProperties };
 
 const listAgentsQuery = listQuery(['create_time', 'update_time', 'title'], {
   orderby: { enum: ['create_time', 'update_time', 'title'], default: 'update_time' },
-  keywords: { type: 'string' },
-  title: { type: 'string' },
+  keywords: text(LIMITS.queryText),
+  title: text(LIMITS.name),
 });
 
 const listSessionsQuery = {
@@ -40,8 +43,8 @@ const listSessionsQuery = {
   properties: {
     ...pagingQuery.properties,
     orderby: { enum: ['create_time', 'update_time'], default: 'update_time' },
-    id: { type: 'string' },
-    user_id: { type: 'string' },
+    id: text(LIMITS.id),
+    user_id: text(LIMITS.name),
     dsl: { type: 'boolean', default: true },
   },
 };
@@ -55,23 +58,30 @@ const createSessionBody = {
 const inputsSchema = { type: 'object', additionalProperties: { type: 'object' } };
 
 const completionProperties = {
-  agent_id: { type: 'string', minLength: 1 },
-  query: { type: 'string' },
-  question: { type: 'string' },
+  agent_id: text(LIMITS.id, 1),
+  query: text(LIMITS.longText),
+  question: text(LIMITS.longText),
   stream: { type: 'boolean' },
-  session_id: { type: 'string', minLength: 1 },
+  session_id: text(LIMITS.id, 1),
   inputs: inputsSchema,
-  files: { type: 'array' },
+  files: list(anyValue(), 100),
   user_id: { type: 'string', maxLength: 255 },
   return_trace: { type: 'boolean', default: false },
   chat_template_kwargs: { type: 'object' },
   release,
   'openai-compatible': { type: 'boolean', default: false },
-  messages: { type: 'array', items: { type: 'object', properties: { role: { type: 'string' }, content: {} } } },
+  messages: list({ type: 'object', properties: { role: text(32), content: anyValue(LIMITS.longText) } }, LIMITS.messages),
 };
 const completionBody = { type: 'object', properties: completionProperties };
 
 type Body = Record<string, any>;
+
+/** RAGFlow's agent completion answers: the envelope or canvas events, or OpenAI's shapes with "openai-compatible": true. */
+const AGENT_ANSWERS = envelopeOrStream(
+  'The aggregated answer in the envelope, or canvas events as server-sent events ending with [DONE]; with "openai-compatible": true a chat.completion (or its chunks)',
+  { anyOf: [ENVELOPE_REF, OPENAI_COMPLETION_RESPONSES['200'].content['application/json']] },
+);
+const AGENT_ERRORS = { schema: { anyOf: [ERROR_REF, OPENAI_ERRORS.schema] } };
 
 function turnInput(agentId: string, body: Body): CompletionInput {
   return {
@@ -205,22 +215,23 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService)
     }),
 
     route({
-      method: 'post', path: '/agents/chat/completions', tag: 'agent sessions', raw: true, body: completionBody,
+      method: 'post', path: '/agents/chat/completions', tag: 'agent sessions', raw: true, body: completionBody, admission: 'long', responses: AGENT_ANSWERS, errors: AGENT_ERRORS,
       summary: 'Run an agent turn: agent_id, query, session_id (new session when absent), inputs, files, user_id, return_trace, chat_template_kwargs; SSE when stream (default false); "openai-compatible": true for OpenAI shapes',
       handler: (ctx) => complete(ctx, (ctx.body as Body).agent_id ?? '', false),
     }),
     route({
-      method: 'post', path: '/agents/:agent_id/completions', tag: 'agent sessions', raw: true, body: completionBody,
-      summary: 'Run an agent turn (deprecated path; same body)',
+      method: 'post', path: '/agents/:agent_id/completions', tag: 'agent sessions', raw: true, body: completionBody, admission: 'long', responses: AGENT_ANSWERS, errors: AGENT_ERRORS,
+      summary: 'Run an agent turn (deprecated path; same body)', deprecated: true,
       handler: (ctx) => complete(ctx, ctx.params.agent_id!, false),
     }),
     route({
-      method: 'post', path: '/agentbots/:agent_id/completions', tag: 'agent sessions', raw: true, body: completionBody,
+      method: 'post', path: '/agentbots/:agent_id/completions', tag: 'agent sessions', raw: true, body: completionBody, admission: 'long', responses: AGENT_ANSWERS, errors: AGENT_ERRORS,
       summary: 'Run an agent turn (bot route: stream by default; accepts chat_template_kwargs)',
       handler: (ctx) => complete(ctx, ctx.params.agent_id!, true),
     }),
     route({
-      method: 'post', path: '/agents_openai/:agent_id/chat/completions', tag: 'agent sessions', raw: true, body: completionBody,
+      method: 'post', path: '/agents_openai/:agent_id/chat/completions', tag: 'agent sessions', raw: true, body: completionBody, admission: 'long',
+      responses: OPENAI_COMPLETION_RESPONSES, errors: OPENAI_ERRORS,
       summary: 'OpenAI-compatible agent completion: messages (last user message is the question), stream, session_id',
       handler: (ctx) => completeOpenAI(ctx, ctx.params.agent_id!),
     }),

@@ -1,9 +1,11 @@
 import { route, type RouteContext, type RouteSpec } from '../routes.js';
 import { partialReply } from '../partial.js';
 import { sendOk } from '../envelope.js';
-import { deleteBody, idParam, listQuery } from '../schemas.js';
+import { envelopeOrStream } from '../openapi.js';
+import { anyValue, deleteBody, integer, LIMITS, list, listQuery, queryList, text } from '../schemas.js';
 import { badRequest } from '../../errors.js';
 import type { ChatService } from '../../services/chats.js';
+import { MAX_TOP_K } from '../../services/retrieval.js';
 import type { SessionService } from '../../services/sessions.js';
 import type { CompletionInput, ConversationService } from '../../services/conversations.js';
 import { finalOf } from '../../chat/events.js';
@@ -20,8 +22,8 @@ const llmSetting = {
     top_p: { type: 'number', minimum: 0, maximum: 1 },
     presence_penalty: { type: 'number', minimum: -2, maximum: 2 },
     frequency_penalty: { type: 'number', minimum: -2, maximum: 2 },
-    max_token: { type: 'integer', minimum: 1 },
-    max_tokens: { type: 'integer', minimum: 1 },
+    max_token: integer(1, LIMITS.tokens),
+    max_tokens: integer(1, LIMITS.tokens),
     /** RAGFlow's chat|vision switch: accepted and ignored (the chat's model decides). */
     model_type: { enum: ['chat', 'vision'] },
   },
@@ -43,7 +45,7 @@ const promptConfig = {
         additionalProperties: false,
         required: ['key'],
         /** `value` (RAGFlow's UI sends it) is accepted and ignored: values come with each question. */
-        properties: { key: { type: 'string', minLength: 1, maxLength: 64 }, optional: { type: 'boolean', default: false }, value: {} },
+        properties: { key: { type: 'string', minLength: 1, maxLength: 64 }, optional: { type: 'boolean', default: false }, value: anyValue() },
       },
     },
   },
@@ -53,14 +55,14 @@ const chatProperties = {
   name: { type: 'string', maxLength: 1024 },
   icon: nullableString(65535),
   description: nullableString(65535),
-  dataset_ids: { type: ['array', 'null'], items: { type: 'string', minLength: 1 }, maxItems: 100 },
+  dataset_ids: { type: ['array', 'null'], items: text(LIMITS.id, 1), maxItems: 100 },
   llm_id: nullableString(255),
   llm_setting: llmSetting,
   prompt_config: promptConfig,
   similarity_threshold: { type: 'number', minimum: 0, maximum: 1 },
   vector_similarity_weight: { type: 'number', minimum: 0, maximum: 1 },
   top_n: { type: 'integer', minimum: 1, maximum: 100 },
-  top_k: { type: 'integer', minimum: 1, maximum: 10000 },
+  top_k: { type: 'integer', minimum: 1, maximum: MAX_TOP_K },
   rerank_id: nullableString(255),
 };
 
@@ -70,9 +72,9 @@ const updateBody = { type: 'object', additionalProperties: false, properties: ch
 const ORDER_COLUMNS = ['create_time', 'update_time', 'name'];
 
 const listChatsQuery = listQuery(ORDER_COLUMNS, {
-  keywords: { type: 'string' },
-  owner_ids: { type: 'array', items: { type: 'string' }, maxItems: 100 },
-  parser_id: { type: 'string' },
+  keywords: text(LIMITS.queryText),
+  owner_ids: queryList,
+  parser_id: text(LIMITS.name),
 });
 
 const createSessionBody = {
@@ -85,15 +87,15 @@ const createSessionBody = {
 const updateSessionBody = {
   type: 'object',
   additionalProperties: false,
-  properties: { name: { type: 'string', maxLength: 255 }, messages: {}, message: {}, reference: {} },
+  properties: { name: { type: 'string', maxLength: 255 }, messages: anyValue(), message: anyValue(), reference: anyValue() },
 };
 
-const listSessionsQuery = listQuery(ORDER_COLUMNS, { user_id: { type: 'string' } });
+const listSessionsQuery = listQuery(ORDER_COLUMNS, { user_id: text(LIMITS.name) });
 
 /** Keys the completion routes read; any other top-level key is a value for a custom prompt variable. */
 const turnProperties = {
   stream: { type: 'boolean', default: true },
-  session_id: { type: 'string', minLength: 1 },
+  session_id: text(LIMITS.id, 1),
   user_id: { type: 'string', maxLength: 255 },
   /** The older output: reasoning inlined as <think>…</think> in the answer. */
   legacy: { type: 'boolean', default: false },
@@ -104,16 +106,18 @@ const chatCompletionBody = {
   required: ['chat_id', 'messages'],
   properties: {
     ...turnProperties,
-    chat_id: { type: 'string', minLength: 1 },
-    conversation_id: { type: 'string', minLength: 1 },
+    chat_id: text(LIMITS.id, 1),
+    conversation_id: text(LIMITS.id, 1),
     messages: {
-      type: 'array',
+      ...list(
+        {
+          type: 'object',
+          required: ['role', 'content'],
+          properties: { role: { enum: ['system', 'user', 'assistant'] }, content: text(LIMITS.longText) },
+        },
+        LIMITS.messages,
+      ),
       minItems: 1,
-      items: {
-        type: 'object',
-        required: ['role', 'content'],
-        properties: { role: { enum: ['system', 'user', 'assistant'] }, content: { type: 'string' } },
-      },
     },
   },
 };
@@ -121,8 +125,10 @@ const chatCompletionBody = {
 const sdkCompletionBody = {
   type: 'object',
   required: ['question'],
-  properties: { ...turnProperties, question: { type: 'string' } },
+  properties: { ...turnProperties, question: text(LIMITS.longText) },
 };
+
+const ANSWER_RESPONSES = envelopeOrStream('The answer: a Message in the envelope, or (stream: true, the default) cumulative Message frames as server-sent events ending with data: true');
 
 export function chatRoutes(chats: ChatService, sessions: SessionService, conversations: ConversationService): RouteSpec[] {
   const update = (method: 'patch' | 'put') =>
@@ -192,7 +198,7 @@ export function chatRoutes(chats: ChatService, sessions: SessionService, convers
     }),
 
     route({
-      method: 'post', path: '/chat/completions', tag: 'chats', raw: true, body: chatCompletionBody,
+      method: 'post', path: '/chat/completions', tag: 'chats', raw: true, body: chatCompletionBody, admission: 'long', responses: ANSWER_RESPONSES,
       summary: 'Ask a chat assistant: send only the latest user message; extra keys are prompt variables; SSE when stream (default true)',
       handler: (ctx) => {
         const { body } = ctx;
@@ -202,7 +208,7 @@ export function chatRoutes(chats: ChatService, sessions: SessionService, convers
       },
     }),
     route({
-      method: 'post', path: '/chats/:chat_id/completions', tag: 'chats', raw: true, body: sdkCompletionBody,
+      method: 'post', path: '/chats/:chat_id/completions', tag: 'chats', raw: true, body: sdkCompletionBody, admission: 'long', responses: ANSWER_RESPONSES,
       summary: 'Ask a chat assistant (SDK route): question, session_id (new session when absent); extra keys are prompt variables',
       handler: (ctx) =>
         answer(ctx, { chat_id: ctx.params.chat_id, question: ctx.body.question, session_id: ctx.body.session_id, user_id: ctx.body.user_id, variables: ctx.body }),

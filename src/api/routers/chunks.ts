@@ -1,46 +1,50 @@
 import { route, type RouteSpec } from '../routes.js';
 import { partialReply } from '../partial.js';
 import type { ChunkService } from '../../services/chunks.js';
-import { pagingQuery } from '../schemas.js';
+import { LIMITS, list, pagingQuery, text } from '../schemas.js';
 
-const strings = { type: 'array', items: { type: 'string' } };
+/** Keywords, questions, tags of a chunk. */
+const strings = list(text(LIMITS.text));
+/** Chunk ids in one delete: a document can have thousands of chunks. */
+const chunkIds = { ...list(text(LIMITS.id), LIMITS.chunkIds), type: ['array', 'null'] };
 
 const addBody = {
   type: 'object',
   required: ['content'],
   properties: {
-    content: { type: 'string', minLength: 1 },
+    content: text(LIMITS.longText, 1),
     important_keywords: strings,
     questions: strings,
     tag_kwd: strings,
-    image_base64: { type: ['string', 'null'] },
+    image_base64: { type: ['string', 'null'], maxLength: LIMITS.image },
   },
 };
 
 const updateBody = {
   type: 'object',
   properties: {
-    content: { type: 'string' },
+    content: text(LIMITS.longText),
     important_keywords: strings,
     questions: strings,
     tag_kwd: strings,
-    positions: { type: 'array', items: { type: 'array', items: { type: 'number' } } },
+    /** [page, x0, x1, top, bottom] per place the chunk was found. */
+    positions: list(list({ type: 'number' }, 16), LIMITS.list),
     /** RAGFlow takes a bool or 0/1 (its available_int). */
     available: { enum: [true, false, 0, 1] },
-    image_base64: { type: 'string', minLength: 1 },
+    image_base64: text(LIMITS.image, 1),
   },
 };
 
 const listQuery = {
   type: 'object',
-  properties: { ...pagingQuery.properties, keywords: { type: 'string' }, id: { type: 'string' } },
+  properties: { ...pagingQuery.properties, keywords: text(LIMITS.queryText), id: text(LIMITS.id) },
 };
 
 const deleteBody = {
   type: 'object',
   properties: {
-    chunk_ids: { type: ['array', 'null'], items: { type: 'string' } },
-    ids: { type: ['array', 'null'], items: { type: 'string' } },
+    chunk_ids: chunkIds,
+    ids: chunkIds,
     delete_all: { type: 'boolean', default: false },
   },
 };
@@ -49,7 +53,7 @@ export function chunkRoutes(chunks: ChunkService): RouteSpec[] {
   const base = '/datasets/:dataset_id/documents/:document_id/chunks';
   const update = (method: 'patch' | 'put') =>
     route({
-      method, path: `${base}/:chunk_id`, tag: 'chunks', summary: method === 'patch' ? 'Update a chunk' : 'Update a chunk (deprecated alias of PATCH)',
+      method, path: `${base}/:chunk_id`, tag: 'chunks', summary: method === 'patch' ? 'Update a chunk' : 'Update a chunk (deprecated alias of PATCH)', deprecated: method === 'put',
       body: updateBody, bodyErrorCode: 1002,
       handler: async ({ principal, params, body }) => {
         const input = body.available === undefined ? body : { ...body, available: Boolean(body.available) };
@@ -81,6 +85,7 @@ export function chunkRoutes(chunks: ChunkService): RouteSpec[] {
     }),
     route({
       method: 'get', path: '/documents/images/:image_id', tag: 'chunks', summary: 'The image of a chunk', raw: true,
+      responses: { '200': { description: 'The image (JPEG or PNG)', content: { 'image/jpeg': { type: 'string', format: 'binary' }, 'image/png': { type: 'string', format: 'binary' } } } },
       handler: async ({ principal, params, res }) => {
         const bytes = await chunks.image(principal, params.image_id);
         res.type(bytes[0] === 0xff ? 'image/jpeg' : 'image/png').end(bytes);

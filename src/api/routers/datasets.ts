@@ -1,6 +1,6 @@
 import { route, Reply, type RouteSpec } from '../routes.js';
 import { DATASET_CHUNK_METHODS, DATASET_UPDATE_CHUNK_METHODS, type DatasetService } from '../../services/datasets.js';
-import { deleteBody, listQuery } from '../schemas.js';
+import { deleteBody, LIMITS, listQuery, text } from '../schemas.js';
 import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
 
 /**
@@ -37,7 +37,7 @@ const updateBody = {
 };
 
 const listDatasetsQuery = listQuery(['create_time', 'update_time'], {
-  keywords: { type: 'string' },
+  keywords: text(LIMITS.queryText),
   include_parsing_status: { type: 'boolean', default: false },
 });
 

@@ -3,21 +3,33 @@ import type { NextFunction, Request, Response } from 'express';
 import { route, Reply, type RouteSpec } from '../routes.js';
 import { partialReply } from '../partial.js';
 import type { DocumentService } from '../../services/documents.js';
-import { deleteBody, listQuery } from '../schemas.js';
+import { deleteBody, LIMITS, list, listQuery, text } from '../schemas.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
 import { CHUNK_METHODS } from '../../chunking/index.js';
 import { RUN_STATES } from '../../store/documents.js';
+import { firstFew, summarize } from '../../text/summary.js';
 
 const ORDER_COLUMNS = ['create_time', 'update_time', 'name'];
+
+/** 9999-12-31T23:59:59Z: the latest Unix time in seconds a date filter takes. */
+const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/** A metadata value: a scalar or a list of scalars (RAGFlow: `The type is not supported`). */
+const metaValue = {
+  type: ['string', 'number', 'boolean', 'array', 'null'],
+  maxLength: LIMITS.text,
+  maxItems: LIMITS.list,
+  items: { type: ['string', 'number', 'boolean'], maxLength: LIMITS.text },
+};
 
 /** The spec calls the sort parameter order_by for documents; orderby (the SDK's name) works too. */
 const listDocumentsQuery = listQuery(ORDER_COLUMNS, {
   order_by: { enum: ORDER_COLUMNS },
-  keywords: { type: 'string' },
-  run: { type: 'array', items: { enum: RUN_STATES } },
-  create_time_from: { type: 'integer', minimum: 0, default: 0 },
-  create_time_to: { type: 'integer', minimum: 0, default: 0 },
+  keywords: text(LIMITS.queryText),
+  run: list({ enum: RUN_STATES }, 100),
+  create_time_from: { type: 'integer', minimum: 0, maximum: MAX_UNIX_SECONDS, default: 0 },
+  create_time_to: { type: 'integer', minimum: 0, maximum: MAX_UNIX_SECONDS, default: 0 },
 });
 
 const updateBody = {
@@ -25,8 +37,7 @@ const updateBody = {
   properties: {
     name: { type: 'string', maxLength: 255 },
     display_name: { type: 'string', maxLength: 255 },
-    /** Values are scalars or lists of scalars (RAGFlow: `The type is not supported`). */
-    meta_fields: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'array', 'null'], items: { type: ['string', 'number', 'boolean'] } } },
+    meta_fields: { type: 'object', additionalProperties: metaValue },
     chunk_method: { enum: [...CHUNK_METHODS] },
     parser_config: { ...PARSER_CONFIG_SCHEMA, type: 'object' },
     /** Counters the parser owns: setting one is a 400 naming it (RAGFlow: can't change `chunk_count`). */
@@ -39,12 +50,22 @@ const updateBody = {
 const documentIdsBody = {
   type: 'object',
   required: ['document_ids'],
-  properties: { document_ids: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+  properties: { document_ids: { ...list(text(LIMITS.id), LIMITS.ids), minItems: 1 } },
 };
+
+/** The most files one upload takes. */
+const MAX_FILES = 1000;
+
+/** The upload's multipart body, for the OpenAPI document (multer parses it). */
+const uploadBody = (maxFileBytes: number) => ({
+  type: 'object',
+  required: ['file'],
+  properties: { file: list({ type: 'string', format: 'binary', maxLength: maxFileBytes }, MAX_FILES) },
+});
 
 /** Multipart upload into memory; field `file`, repeatable. File names are decoded as UTF-8. */
 function uploadMiddleware(maxFileBytes: number) {
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxFileBytes, files: 1000 }, defParamCharset: 'utf8' }).array('file');
+  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxFileBytes, files: MAX_FILES }, defParamCharset: 'utf8' }).array('file');
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('multipart/form-data')) return next(badRequest('Upload files as multipart/form-data in the field `file`'));
     upload(req, res, (err: unknown) => {
@@ -61,7 +82,7 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
   const base = '/datasets/:dataset_id/documents';
   const update = (method: 'patch' | 'put') =>
     route({
-      method, path: `${base}/:document_id`, tag: 'documents', summary: method === 'patch' ? 'Update a document' : 'Update a document (deprecated alias of PATCH)', body: updateBody,
+      method, path: `${base}/:document_id`, tag: 'documents', summary: method === 'patch' ? 'Update a document' : 'Update a document (deprecated alias of PATCH)', deprecated: method === 'put', body: updateBody,
       handler: ({ principal, params, body }) => documents.update(principal, params.dataset_id, params.document_id, body),
     });
   const parse = (path: string, summary: string) =>
@@ -76,12 +97,12 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
     });
   return [
     route({
-      method: 'post', path: base, tag: 'documents', summary: 'Upload documents (multipart field `file`, repeatable); a batch succeeds in part',
-      middleware: [uploadMiddleware(maxFileBytes)],
+      method: 'post', path: base, tag: 'documents', summary: 'Upload documents (multipart field `file`, repeatable); a batch succeeds in part', admission: 'long',
+      middleware: [uploadMiddleware(maxFileBytes)], multipart: uploadBody(maxFileBytes),
       handler: async ({ principal, params, req }) => {
         const files = ((req.files as Express.Multer.File[] | undefined) ?? []).map((f) => ({ name: f.originalname, bytes: f.buffer }));
         const { docs, errors } = await documents.upload(principal, params.dataset_id, files);
-        if (docs.length === 0) throw badRequest(errors.map((e) => `${e.name}: ${e.message}`).join('\n'), { errors });
+        if (docs.length === 0) throw badRequest(summarize(errors.map((e) => `${e.name}: ${e.message}`), '\n'), { errors });
         return new Reply(docs, errors.length ? { errors } : {});
       },
     }),
@@ -93,6 +114,12 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
     update('put'),
     route({
       method: 'get', path: `${base}/:document_id`, tag: 'documents', summary: 'Download the original file', raw: true,
+      responses: {
+        '200': {
+          description: "The file's bytes, with its content type (application/octet-stream when unknown) and name (Content-Disposition)",
+          content: { '*/*': { type: 'string', format: 'binary' } },
+        },
+      },
       handler: async ({ principal, params, res }) => {
         const file = await documents.download(principal, params.dataset_id, params.document_id);
         res.setHeader('Content-Type', file.contentType);
@@ -115,8 +142,9 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
   ];
 }
 
-/** Parse/stop succeed when at least one document was acted on; the others are listed in `errors`. */
+/** Parse/stop succeed when at least one document was acted on; the others are listed (the first few) in `errors`. */
 function runReply(result: { success_count: number; errors: string[] }) {
-  if (result.success_count === 0) throw badRequest(result.errors.join('; '), result);
-  return result.errors.length ? result : { success_count: result.success_count };
+  const short = { ...result, errors: firstFew(result.errors) };
+  if (result.success_count === 0) throw badRequest(summarize(result.errors), short);
+  return result.errors.length ? short : { success_count: result.success_count };
 }

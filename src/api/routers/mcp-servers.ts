@@ -5,7 +5,7 @@ const properties = {
   name: { type: 'string', minLength: 1, maxLength: 255 },
   url: { type: 'string', minLength: 1, maxLength: 2048 },
   server_type: { enum: ['streamable-http', 'sse'] },
-  headers: { type: 'object', additionalProperties: { type: 'string' } },
+  headers: { type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 8192 } },
   description: { type: 'string', maxLength: 65535 },
 };
 

@@ -1,29 +1,33 @@
 import { route, Reply, type RouteSpec } from '../routes.js';
 import { parseMessageRef, type MemoryService } from '../../services/memories.js';
 import { MAX_MEMORY_SIZE } from '../../memories/types.js';
+import { anyValue, LIMITS, nullableText, pagingParams, queryList, text } from '../schemas.js';
 
 /** RAGFlow's memory routes answer `"message": true` next to the data. */
 const done = (data: unknown = null) => new Reply(data, { message: true });
 
 const unit = { type: 'number', minimum: 0, maximum: 1 };
 /** A list parameter: repeated (`?a=x&a=y`) or comma-separated (`?a=x,y`); split by the service. */
-const stringList = { type: 'array', items: { type: 'string' } };
-const nullableText = { type: ['string', 'null'] };
+const stringList = queryList;
 
+/**
+ * Types and ranges the service checks itself, with RAGFlow's messages (e.g. `Memory type must be a list.`,
+ * a name of 128, model ids and avatars of 255 and 65,535 characters): the bounds here are above those.
+ */
 const memoryFields = {
-  name: { type: 'string' },
-  memory_type: {},
-  embd_id: { type: 'string' },
-  llm_id: { type: 'string' },
+  name: text(LIMITS.name),
+  memory_type: { ...anyValue(64, 16), items: anyValue(64, 16) },
+  embd_id: text(1024),
+  llm_id: text(1024),
   description: { type: ['string', 'null'], maxLength: 65535 },
-  avatar: nullableText,
-  permission: { type: 'string' },
-  permissions: { type: 'string' },
+  avatar: nullableText(LIMITS.longText),
+  permission: text(32),
+  permissions: text(32),
   memory_size: { type: 'number' },
-  forgetting_policy: { type: 'string' },
+  forgetting_policy: text(64),
   temperature: { type: 'number' },
-  system_prompt: nullableText,
-  user_prompt: nullableText,
+  system_prompt: nullableText(LIMITS.text),
+  user_prompt: nullableText(LIMITS.text),
 };
 
 const createBody = {
@@ -38,16 +42,15 @@ const updateBody = { type: 'object', additionalProperties: false, properties: me
 const listMemoriesQuery = {
   type: 'object',
   properties: {
-    page: { type: 'integer', minimum: 1, default: 1 },
-    page_size: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+    ...pagingParams(50),
     orderby: { enum: ['create_time', 'update_time'], default: 'create_time' },
     desc: { type: 'boolean', default: true },
     memory_type: stringList,
     tenant_id: stringList,
     owner_ids: stringList,
     ids: stringList,
-    storage_type: { type: 'string' },
-    keywords: { type: 'string' },
+    storage_type: text(64),
+    keywords: text(LIMITS.queryText),
   },
 };
 
@@ -55,9 +58,8 @@ const listMessagesQuery = {
   type: 'object',
   properties: {
     agent_id: stringList,
-    keywords: { type: 'string' },
-    page: { type: 'integer', minimum: 1, default: 1 },
-    page_size: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+    keywords: text(LIMITS.queryText),
+    ...pagingParams(50),
   },
 };
 
@@ -65,27 +67,28 @@ const addMessageBody = {
   type: 'object',
   required: ['memory_id', 'agent_id', 'session_id', 'user_input', 'agent_response'],
   properties: {
-    memory_id: { type: ['array', 'string'], items: { type: 'string', minLength: 1 }, minItems: 1, minLength: 1 },
-    agent_id: { type: 'string' },
-    session_id: { type: 'string' },
-    user_input: { type: 'string' },
-    agent_response: { type: 'string' },
+    memory_id: { type: ['array', 'string'], items: text(LIMITS.id, 1), minItems: 1, maxItems: 100, minLength: 1, maxLength: LIMITS.queryText },
+    agent_id: text(LIMITS.name),
+    session_id: text(LIMITS.name),
+    user_input: text(LIMITS.longText),
+    agent_response: text(LIMITS.longText),
     // Accepted for compatibility and ignored: the message's user is the authenticated caller.
-    user_id: {},
+    user_id: anyValue(LIMITS.name),
   },
 };
 
-const statusBody = { type: 'object', required: ['status'], properties: { status: {} } };
+/** A boolean or a word the service reads as one. */
+const statusBody = { type: 'object', required: ['status'], properties: { status: anyValue(16, 1) } };
 
 const searchQuery = {
   type: 'object',
   required: ['query', 'memory_id'],
   properties: {
-    query: { type: 'string', minLength: 1 },
+    query: text(LIMITS.queryText, 1),
     memory_id: stringList,
-    agent_id: { type: 'string' },
-    session_id: { type: 'string' },
-    user_id: { type: 'string' },
+    agent_id: text(LIMITS.name),
+    session_id: text(LIMITS.name),
+    user_id: text(LIMITS.name),
     similarity_threshold: { ...unit, default: 0.2 },
     keywords_similarity_weight: { ...unit, default: 0.7 },
     top_n: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
@@ -97,8 +100,8 @@ const recentQuery = {
   required: ['memory_id'],
   properties: {
     memory_id: stringList,
-    agent_id: { type: 'string' },
-    session_id: { type: 'string' },
+    agent_id: text(LIMITS.name),
+    session_id: text(LIMITS.name),
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
   },
 };
@@ -144,7 +147,7 @@ export function memoryRoutes(memories: MemoryService): RouteSpec[] {
       },
     }),
     route({
-      method: 'get', path: '/messages/search', tag: 'memories', summary: 'Hybrid search of memory messages (keywords_similarity_weight 0.5 = keywords and meaning equally)', query: searchQuery,
+      method: 'get', path: '/messages/search', tag: 'memories', admission: 'short', summary: 'Hybrid search of memory messages (keywords_similarity_weight 0.5 = keywords and meaning equally)', query: searchQuery,
       handler: async ({ principal, query }) => done(await memories.search(principal, { ...query, memory_ids: query.memory_id })),
     }),
     route({

@@ -1,26 +1,27 @@
 import { route, type RouteSpec } from '../routes.js';
 import type { MetadataService } from '../../services/metadata.js';
 import { idList } from '../../services/metadata.js';
+import { anyValue, LIMITS, list, nullableText, queryList, text } from '../schemas.js';
 
 /** RAGFlow's AutoMetadataConfig. */
 const metadataConfigBody = {
   type: 'object',
   required: ['metadata'],
   properties: {
-    metadata: {
-      type: 'array',
-      items: {
+    metadata: list(
+      {
         type: 'object',
         required: ['key'],
         properties: {
           key: { type: 'string', minLength: 1, maxLength: 255 },
           type: { enum: ['string', 'list', 'time', 'number'] },
-          description: { type: ['string', 'null'] },
-          enum: { type: ['array', 'null'] },
+          description: nullableText(LIMITS.text),
+          enum: { type: ['array', 'null'], maxItems: LIMITS.list, items: anyValue(LIMITS.name) },
         },
       },
-    },
-    built_in_metadata: { type: 'array' },
+      256,
+    ),
+    built_in_metadata: list(anyValue(LIMITS.name), 256),
   },
 };
 
@@ -30,20 +31,27 @@ const batchBody = {
     selector: {
       type: ['object', 'null'],
       properties: {
-        document_ids: { type: ['array', 'null'], items: { type: 'string' } },
+        document_ids: { type: ['array', 'null'], items: text(LIMITS.id), maxItems: LIMITS.ids },
         metadata_condition: {
           type: ['object', 'null'],
           properties: {
             logic: { enum: ['and', 'or'] },
-            conditions: { type: 'array', items: { type: 'object', required: ['name', 'comparison_operator'] } },
+            conditions: list({ type: 'object', required: ['name', 'comparison_operator'] }, 100),
           },
         },
       },
     },
-    updates: { type: ['array', 'null'] },
-    deletes: { type: ['array', 'null'] },
+    updates: { type: ['array', 'null'], maxItems: LIMITS.list },
+    deletes: { type: ['array', 'null'], maxItems: LIMITS.list },
   },
 };
+
+/** Datasets to look at: repeated or comma-separated ids (all the caller's when absent). */
+const datasetIdsQuery = { type: 'object', properties: { dataset_ids: queryList } };
+
+/** The tags to remove; the service checks the type (RAGFlow: `tags must be a list of strings`). */
+const removeTagsBody = { type: 'object', properties: { tags: { ...anyValue(LIMITS.name), items: anyValue(LIMITS.name) } } };
+const renameTagBody = { type: 'object', properties: { from_tag: anyValue(LIMITS.name), to_tag: anyValue(LIMITS.name) } };
 
 /**
  * Dataset metadata and chunk-tag routes. The fixed paths (`/datasets/metadata/flattened`,
@@ -53,15 +61,16 @@ const batchBody = {
 export function metadataRoutes(metadata: MetadataService): RouteSpec[] {
   return [
     route({
-      method: 'get', path: '/datasets/metadata/flattened', tag: 'datasets', summary: "Documents per metadata value across datasets",
+      method: 'get', path: '/datasets/metadata/flattened', tag: 'datasets', summary: "Documents per metadata value across datasets", query: datasetIdsQuery,
       handler: ({ principal, query }) => metadata.flattened(principal, query.dataset_ids),
     }),
     route({
-      method: 'get', path: '/datasets/tags/aggregation', tag: 'datasets', summary: 'Chunk tag counts across datasets',
+      method: 'get', path: '/datasets/tags/aggregation', tag: 'datasets', summary: 'Chunk tag counts across datasets', query: datasetIdsQuery,
       handler: ({ principal, query }) => metadata.aggregateTags(principal, query.dataset_ids),
     }),
     route({
       method: 'get', path: '/datasets/:dataset_id/metadata/summary', tag: 'datasets', summary: "Metadata values and their document counts",
+      query: { type: 'object', properties: { doc_ids: queryList } },
       handler: ({ principal, params, query }) => metadata.summary(principal, params.dataset_id, idList(query.doc_ids)),
     }),
     ...(['post', 'patch'] as const).map((method) => route({
@@ -85,11 +94,11 @@ export function metadataRoutes(metadata: MetadataService): RouteSpec[] {
       handler: ({ principal, params }) => metadata.listTags(principal, params.dataset_id),
     }),
     route({
-      method: 'delete', path: '/datasets/:dataset_id/tags', tag: 'datasets', summary: 'Remove tags from the chunks of a dataset',
+      method: 'delete', path: '/datasets/:dataset_id/tags', tag: 'datasets', summary: 'Remove tags from the chunks of a dataset', body: removeTagsBody,
       handler: ({ principal, params, body }) => metadata.removeTags(principal, params.dataset_id, body?.tags),
     }),
     route({
-      method: 'put', path: '/datasets/:dataset_id/tags', tag: 'datasets', summary: 'Rename a tag in the chunks of a dataset',
+      method: 'put', path: '/datasets/:dataset_id/tags', tag: 'datasets', summary: 'Rename a tag in the chunks of a dataset', body: renameTagBody,
       handler: ({ principal, params, body }) => metadata.renameTag(principal, params.dataset_id, body?.from_tag, body?.to_tag),
     }),
   ];

@@ -1,9 +1,7 @@
 import { route, type RouteContext, type RouteSpec } from '../routes.js';
-import { validateBody } from '../validation.js';
 import { safeJson } from '../envelope.js';
-import { ApiError, unauthorized } from '../../errors.js';
-import { ModelError } from '../../models/types.js';
-import type { AuthService } from '../../services/auth.js';
+import { LIMITS, list, text as bounded } from '../schemas.js';
+import { SSE_EVENT } from '../openapi.js';
 import type { ConversationService, OpenAICompletionInput } from '../../services/conversations.js';
 import { finalOf } from '../../chat/events.js';
 import { OpenAIChunks, openAIError } from '../../chat/openai-frames.js';
@@ -13,7 +11,7 @@ const referenceOptions = {
   reference: { type: 'boolean' },
   reference_metadata: {
     type: 'object',
-    properties: { include: { type: 'boolean' }, fields: { type: 'array', items: { type: 'string' } } },
+    properties: { include: { type: 'boolean' }, fields: list(bounded(LIMITS.name), 100) },
   },
 };
 
@@ -22,11 +20,12 @@ const completionBody = {
   type: 'object',
   required: ['model', 'messages'],
   properties: {
-    model: { type: 'string', minLength: 1 },
+    model: bounded(LIMITS.name, 1),
     stream: { type: 'boolean', default: false },
     messages: {
       type: 'array',
       minItems: 1,
+      maxItems: LIMITS.messages,
       items: {
         type: 'object',
         required: ['role', 'content'],
@@ -34,8 +33,8 @@ const completionBody = {
           role: { enum: ['system', 'user', 'assistant'] },
           content: {
             anyOf: [
-              { type: 'string' },
-              { type: 'array', items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } } },
+              bounded(LIMITS.longText),
+              list({ type: 'object', required: ['type'], properties: { type: bounded(64), text: bounded(LIMITS.longText) } }, 1000),
             ],
           },
         },
@@ -43,6 +42,37 @@ const completionBody = {
     },
     extra_body: { type: 'object', properties: referenceOptions },
     ...referenceOptions,
+  },
+};
+
+/** OpenAI's error body, `{"error": {...}}` with the HTTP status: what OpenAI clients read. */
+export const OPENAI_ERRORS = {
+  schema: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['message', 'type', 'code'],
+        properties: { message: { type: 'string' }, type: { type: 'string' }, param: { type: 'null' }, code: { type: 'string' } },
+      },
+    },
+  },
+  render: (status: number, message: string) => openAIError(message, status),
+};
+
+/** A `chat.completion` object (stream false) or its `chat.completion.chunk` frames (stream true). */
+export const OPENAI_COMPLETION_RESPONSES = {
+  '200': {
+    description: 'A chat.completion object, or with stream: true its chat.completion.chunk frames as server-sent events ending with [DONE]',
+    content: {
+      'application/json': {
+        type: 'object',
+        required: ['id', 'object', 'choices'],
+        properties: { id: { type: 'string' }, object: { const: 'chat.completion' }, model: { type: 'string' }, choices: { type: 'array' }, usage: { type: 'object' } },
+      },
+      'text/event-stream': SSE_EVENT,
+    },
   },
 };
 
@@ -69,30 +99,25 @@ function toInput(chatId: string, body: any): OpenAICompletionInput {
 
 /**
  * The OpenAI-compatible chat completion route. It answers in OpenAI's shapes, errors included
- * (`{"error": {...}}` with the HTTP status), so it authenticates and validates by itself.
+ * (`{"error": {...}}` with the HTTP status, the app's own 401/400/413 too: OPENAI_ERRORS).
  */
-export function openaiRoutes(conversations: ConversationService, auth: AuthService): RouteSpec[] {
-  const handler = async ({ req, res, params }: RouteContext) => {
-    try {
-      const principal = await auth.resolve(req.headers.authorization);
-      if (!principal) throw unauthorized('Unauthorized: invalid or missing API key (send it as the Bearer token)');
-      const body = validateBody<any>(completionBody, req.body ?? {});
-      const input = toInput(params.chat_id!, body);
-      const turn = await conversations.startOpenAI(principal, input);
-      res.locals.timings = turn.timings;
-      const chunks = new OpenAIChunks({ id: `chatcmpl-${turn.ids.id}`, model: body.model, created: Math.floor(Date.now() / 1000) }, input.reference);
-      if (body.stream) return await streamOpenAIChunks(res, turn, chunks);
-      const final = await finalOf(turn, clientGone(res));
-      if (final) res.type('application/json').send(safeJson(chunks.completion(final)));
-    } catch (err) {
-      if (!(err instanceof ApiError || err instanceof ModelError)) throw err;
-      res.status(err.status).type('application/json').send(safeJson(openAIError(err.message, err.status)));
-    }
+export function openaiRoutes(conversations: ConversationService): RouteSpec[] {
+  const handler = async ({ principal, body, res, params }: RouteContext) => {
+    const input = toInput(params.chat_id!, body);
+    const turn = await conversations.startOpenAI(principal, input);
+    res.locals.timings = turn.timings;
+    const chunks = new OpenAIChunks({ id: `chatcmpl-${turn.ids.id}`, model: body.model, created: Math.floor(Date.now() / 1000) }, input.reference);
+    if (body.stream) return await streamOpenAIChunks(res, turn, chunks);
+    const final = await finalOf(turn, clientGone(res));
+    if (final) res.type('application/json').send(safeJson(chunks.completion(final)));
   };
-  const spec = (path: string, summary: string) =>
-    route({ method: 'post', path, tag: 'openai', summary, public: true, raw: true, handler });
+  const spec = (path: string, summary: string, deprecated = false) =>
+    route({
+      method: 'post', path, tag: 'openai', summary, deprecated, raw: true, admission: 'long', body: completionBody,
+      errors: OPENAI_ERRORS, responses: OPENAI_COMPLETION_RESPONSES, handler,
+    });
   return [
     spec('/openai/:chat_id/chat/completions', 'OpenAI-compatible chat completion with a chat assistant (model "model" keeps its model)'),
-    spec('/chats_openai/:chat_id/chat/completions', 'OpenAI-compatible chat completion (deprecated alias)'),
+    spec('/chats_openai/:chat_id/chat/completions', 'OpenAI-compatible chat completion (deprecated alias)', true),
   ];
 }

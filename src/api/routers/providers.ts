@@ -1,13 +1,17 @@
 import { route, type RouteSpec } from '../routes.js';
 import { MODEL_TYPES, type ProviderService } from '../../services/providers.js';
+import { integer, LIMITS, list, text } from '../schemas.js';
+
+/** An API key or secret as providers issue them. */
+const secret = text(4096);
 
 const modelInfo = {
   type: 'object',
   required: ['model_name', 'model_type'],
   properties: {
     model_name: { type: 'string', minLength: 1, maxLength: 200 },
-    model_type: { anyOf: [{ enum: [...MODEL_TYPES, 'image2text'] }, { type: 'array', items: { enum: [...MODEL_TYPES, 'image2text'] }, minItems: 1 }] },
-    max_tokens: { type: 'integer', minimum: 1 },
+    model_type: { anyOf: [{ enum: [...MODEL_TYPES, 'image2text'] }, { ...list({ enum: [...MODEL_TYPES, 'image2text'] }, 16), minItems: 1 }] },
+    max_tokens: integer(1, LIMITS.tokens),
     vision: { type: 'boolean' },
   },
 };
@@ -17,22 +21,22 @@ const instanceBody = {
   required: ['instance_name'],
   properties: {
     instance_name: { type: 'string', minLength: 1, maxLength: 128 },
-    api_key: { type: 'string' },
+    api_key: secret,
     base_url: { type: 'string', maxLength: 2048 },
-    region: { type: 'string' },
-    model_info: { type: 'array', items: modelInfo },
+    region: text(LIMITS.name),
+    model_info: list(modelInfo),
   },
 };
 
 const instanceUpdateBody = {
   type: 'object',
-  properties: { api_key: { type: 'string' }, base_url: { type: 'string', maxLength: 2048 }, model_info: { type: 'array', items: modelInfo } },
+  properties: { api_key: secret, base_url: { type: 'string', maxLength: 2048 }, model_info: list(modelInfo) },
 };
 
 const connectionBody = {
   type: 'object',
   required: ['model_name', 'model_type'],
-  properties: { base_url: { type: 'string' }, api_key: { type: 'string' }, model_name: { type: 'string', minLength: 1 }, model_type: { enum: MODEL_TYPES } },
+  properties: { base_url: text(2048), api_key: secret, model_name: text(200, 1), model_type: { enum: MODEL_TYPES } },
 };
 
 const defaultBody = {
@@ -41,9 +45,9 @@ const defaultBody = {
   properties: {
     model_type: { enum: MODEL_TYPES },
     model_id: { type: ['string', 'null'], maxLength: 255 },
-    model_name: { type: 'string' },
-    model_provider: { type: 'string' },
-    model_instance: { type: 'string' },
+    model_name: text(200),
+    model_provider: text(LIMITS.name),
+    model_instance: text(128),
   },
 };
 
@@ -54,7 +58,7 @@ export function providerRoutes(providers: ProviderService): RouteSpec[] {
     route({ method: 'get', path: '/providers', tag: 'models', summary: 'Provider kinds that can be configured', handler: () => providers.listFactories() }),
     route({
       method: 'put', path: '/providers', tag: 'models', summary: 'Add a provider (checks that the kind is known)',
-      body: { type: 'object', required: ['provider_name'], properties: { provider_name: { type: 'string' } } },
+      body: { type: 'object', required: ['provider_name'], properties: { provider_name: text(LIMITS.name) } },
       handler: async ({ principal, body }) => {
         await providers.listInstances(principal, body.provider_name);
         return { provider_name: body.provider_name };
@@ -80,7 +84,7 @@ export function providerRoutes(providers: ProviderService): RouteSpec[] {
     route({ method: 'get', path: `${inst}/models`, tag: 'models', summary: 'Models of an instance', handler: async ({ principal, params }) => (await providers.getInstance(principal, params.provider, params.instance)).models }),
     route({
       method: 'post', path: `${inst}/models`, tag: 'models', summary: 'Add models to an instance',
-      body: { type: 'object', required: ['model_info'], properties: { model_info: { type: 'array', items: modelInfo, minItems: 1 } } },
+      body: { type: 'object', required: ['model_info'], properties: { model_info: { ...list(modelInfo), minItems: 1 } } },
       handler: ({ principal, params, body }) => providers.addModels(principal, params.provider, params.instance, body.model_info),
     }),
     route({

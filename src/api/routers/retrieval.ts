@@ -1,8 +1,9 @@
 import { route, type RouteSpec } from '../routes.js';
-import { parseDifyRequest, type RetrievalService } from '../../services/retrieval.js';
+import { MAX_TOP_K, parseDifyRequest, type RetrievalService } from '../../services/retrieval.js';
 import { METADATA_OPERATORS } from '../../retrieval/metadata.js';
 import { badRequest } from '../../errors.js';
 import { safeJson } from '../envelope.js';
+import { anyValue, LIMITS, list, MAX_PAGE, nullableText, text } from '../schemas.js';
 
 const unit = { type: 'number', minimum: 0, maximum: 1 };
 
@@ -10,33 +11,33 @@ const retrievalBody = {
   type: 'object',
   required: ['question', 'dataset_ids'],
   properties: {
-    question: { type: 'string' },
-    dataset_ids: { type: 'array', items: { type: 'string' }, minItems: 1 },
-    document_ids: { type: ['array', 'null'], items: { type: 'string' } },
-    page: { type: 'integer', minimum: 1, default: 1 },
+    question: text(LIMITS.text),
+    dataset_ids: { ...list(text(LIMITS.id), LIMITS.ids), minItems: 1 },
+    document_ids: { type: ['array', 'null'], items: text(LIMITS.id), maxItems: LIMITS.ids },
+    page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 },
     page_size: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
     similarity_threshold: { ...unit, default: 0.2 },
     vector_similarity_weight: { ...unit, default: 0.3 },
-    top_k: { type: 'integer', minimum: 1, maximum: 10000, default: 1024 },
-    rerank_id: { type: ['string', 'null'] },
+    top_k: { type: 'integer', minimum: 1, maximum: MAX_TOP_K, default: 1024 },
+    rerank_id: nullableText(LIMITS.name),
     keyword: { type: 'boolean', default: false },
     highlight: { type: ['boolean', 'null'] },
-    cross_languages: { type: ['array', 'null'], items: { type: 'string', minLength: 1 } },
+    cross_languages: { type: ['array', 'null'], items: text(64, 1), maxItems: 32 },
     /** A malformed condition (unknown key, operator or shape, blank name) is a 400 naming its path. */
     metadata_condition: {
       type: ['object', 'null'],
       additionalProperties: false,
       properties: {
         logic: { enum: ['and', 'or'] },
-        conditions: {
-          type: 'array',
-          items: {
+        conditions: list(
+          {
             type: 'object',
             additionalProperties: false,
             required: ['name', 'comparison_operator'],
-            properties: { name: { type: 'string', minLength: 1 }, comparison_operator: { enum: [...METADATA_OPERATORS] }, value: {} },
+            properties: { name: text(LIMITS.name, 1), comparison_operator: { enum: [...METADATA_OPERATORS] }, value: anyValue() },
           },
-        },
+          100,
+        ),
       },
     },
     use_kg: { type: ['boolean', 'null'] },
@@ -47,7 +48,7 @@ const retrievalBody = {
 export function retrievalRoutes(retrieval: RetrievalService): RouteSpec[] {
   return [
     route({
-      method: 'post', path: '/retrieval', tag: 'retrieval', summary: 'Retrieve chunks by hybrid full-text and vector similarity', body: retrievalBody,
+      method: 'post', path: '/retrieval', tag: 'retrieval', summary: 'Retrieve chunks by hybrid full-text and vector similarity', body: retrievalBody, admission: 'short',
       handler: async ({ principal, body, res }) => {
         const { timings, ...result } = await retrieval.retrieve(principal, { ...body, highlight: body.highlight ?? undefined });
         res.locals.timings = timings;
@@ -57,7 +58,8 @@ export function retrievalRoutes(retrieval: RetrievalService): RouteSpec[] {
     // Dify's external-knowledge API: no envelope on success; errors are {code, message} with the HTTP status.
     ...(['post', 'get'] as const).map((method) =>
       route({
-        method, path: '/dify/retrieval', tag: 'retrieval', summary: "Dify external-knowledge retrieval over a dataset (knowledge_id)", raw: true,
+        method, path: '/dify/retrieval', tag: 'retrieval', summary: "Dify external-knowledge retrieval over a dataset (knowledge_id)", raw: true, admission: 'short',
+        responses: { '200': { description: "Dify's answer: {records: [{content, score, title, metadata}]}", content: { 'application/json': { type: 'object', required: ['records'], properties: { records: { type: 'array' } } } } } },
         handler: async ({ principal, req, res }) => {
           const input = method === 'get' ? (req.query as Record<string, unknown>) : (req.body as Record<string, unknown> | undefined);
           if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input))) throw badRequest('invalid or malformed arguments: body; ');
@@ -71,8 +73,8 @@ export function retrievalRoutes(retrieval: RetrievalService): RouteSpec[] {
       handler: ({ res }) => void res.status(200).json({ code: 0, message: 'success', data: true }),
     }),
     route({
-      method: 'post', path: '/searchbots/related_questions', tag: 'retrieval', summary: 'Related search questions generated by the chat model',
-      body: { type: 'object', required: ['question'], properties: { question: { type: 'string', minLength: 1 }, search_id: { type: ['string', 'null'] } } },
+      method: 'post', path: '/searchbots/related_questions', tag: 'retrieval', summary: 'Related search questions generated by the chat model', admission: 'long',
+      body: { type: 'object', required: ['question'], properties: { question: text(LIMITS.text, 1), search_id: nullableText(LIMITS.id) } },
       handler: ({ principal, body }) => retrieval.relatedQuestions(principal, body.question),
     }),
   ];

@@ -1,6 +1,8 @@
 import { route, type RouteSpec } from '../routes.js';
 import { buildOpenApi } from '../openapi.js';
 import { safeJson } from '../envelope.js';
+import { eventLoopLag, watchEventLoop } from '../../observability/event-loop.js';
+import { withTimeout } from '../../time.js';
 
 export interface HealthCheck {
   name: string;
@@ -11,15 +13,24 @@ export interface HealthCheck {
 
 export const VERSION = 'v0.1.0';
 
-/** Health, version and the OpenAPI document. `routes` is the full table, for the OpenAPI document. */
-export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[]): RouteSpec[] {
+/**
+ * Health, version and the OpenAPI document. `routes` is the full table, for the OpenAPI document.
+ * `temporalUiUrl`, when known, is reported by healthz as `temporal_ui` (the console links to it).
+ */
+export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[], temporalUiUrl?: string): RouteSpec[] {
+  watchEventLoop();
   return [
     route({
       method: 'get', path: '/system/ping', tag: 'system', summary: 'Liveness: plain text pong', public: true, raw: true,
+      responses: { '200': { description: 'The text pong', content: { 'text/plain': { const: 'pong' } } } },
       handler: ({ res }) => void res.type('text/plain').send('pong'),
     }),
     route({
       method: 'get', path: '/system/healthz', tag: 'system', summary: 'Database, chunk index, Temporal and built-in chat model status', public: true, raw: true,
+      responses: {
+        '200': { description: 'Every check passed (status ok)', content: { 'application/json': healthReport(checks, 'ok') } },
+        '500': { description: 'A check failed (status nok; _meta says why)', content: { 'application/json': healthReport(checks, 'nok') } },
+      },
       handler: async ({ res }) => {
         const body: Record<string, unknown> = {};
         const failures: Record<string, string> = {};
@@ -35,7 +46,11 @@ export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[]): 
           }),
         );
         const healthy = Object.keys(failures).length === 0;
+        // How long work waits for this process's event loop, and its memory: the first signs of overload.
+        body.event_loop = eventLoopLag();
+        body.rss_mb = Math.round(process.memoryUsage.rss() / (1024 * 1024));
         body.status = healthy ? 'ok' : 'nok';
+        if (temporalUiUrl) body.temporal_ui = temporalUiUrl;
         if (!healthy) body._meta = failures;
         res.status(healthy ? 200 : 500).type('application/json').send(safeJson(body));
       },
@@ -46,17 +61,22 @@ export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[]): 
     }),
     route({
       method: 'get', path: '/openapi.json', tag: 'system', summary: 'This OpenAPI 3.1 document', public: true, raw: true,
+      responses: { '200': { description: 'The OpenAPI 3.1 document', content: { 'application/json': { type: 'object', required: ['openapi', 'info', 'paths'] } } } },
       handler: ({ res }) => void res.json(buildOpenApi(routes(), VERSION)),
     }),
   ];
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e) => (clearTimeout(t), reject(e)),
-    );
-  });
+/** healthz's body: `status`, one field per check ('ok', 'nok', or an object with its details), and other gauges. */
+function healthReport(checks: HealthCheck[], status: 'ok' | 'nok') {
+  const check = { anyOf: [{ enum: ['ok', 'nok'] }, { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }] };
+  return {
+    type: 'object',
+    required: ['status', ...checks.map((c) => c.name), ...(status === 'nok' ? ['_meta'] : [])],
+    properties: {
+      status: { const: status },
+      ...Object.fromEntries(checks.map((c) => [c.name, check])),
+      _meta: { type: 'object', description: 'The failed checks, each with its error', additionalProperties: { type: 'string' } },
+    },
+  };
 }

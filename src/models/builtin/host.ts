@@ -47,6 +47,11 @@ function ensureWorker(): Worker {
   return started;
 }
 
+/** Whether the embedding worker is running, and how many batches it has been sent and not yet answered. */
+export function embeddingWorkerStatus(): { running: boolean; pending: number } {
+  return { running: worker !== undefined, pending: pending.size };
+}
+
 /** Embeds texts with the given encoder configuration in the shared worker; texts.length * dims floats. */
 export function embedInWorker(config: EncoderConfig, texts: string[]): Promise<Float32Array> {
   const target = ensureWorker();

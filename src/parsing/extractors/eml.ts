@@ -1,5 +1,5 @@
 import { simpleParser, type AddressObject } from 'mailparser';
-import { CorruptFileError, UnsupportedFormatError } from '../errors.js';
+import { CorruptFileError, ParseLimitError, UnsupportedFormatError } from '../errors.js';
 import type { Extractor } from '../extractor.js';
 import { extensionForContentType, isSupportedFile } from '../formats.js';
 import { htmlSections } from '../html.js';
@@ -12,7 +12,7 @@ const addresses = (field: AddressObject | AddressObject[] | undefined): string =
 /**
  * Headers go to meta, the body (plain text, else HTML) becomes sections, and each attachment is parsed
  * with the full dispatcher and appended after a title naming it. Attachments that cannot be parsed are
- * listed in meta.skipped_attachments rather than failing the email.
+ * listed in meta.skipped_attachments rather than failing the email; one over a parsing limit fails it.
  */
 export const extractEml: Extractor = async (bytes, ctx) => {
   const mail = await simpleParser(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), {
@@ -56,6 +56,8 @@ export const extractEml: Extractor = async (bytes, ctx) => {
       sections.push({ kind: 'title', text: `Attachment: ${name}`, level: 1 }, ...doc.sections.map(({ positions: _, ...s }) => s));
       attached.push(name);
     } catch (error) {
+      // A hostile attachment fails the whole email: skipping it would hide why the email's content is short.
+      if (error instanceof ParseLimitError) throw new ParseLimitError(ctx.filename, `has an attachment over a parsing limit: ${error.message}`);
       if (!(error instanceof CorruptFileError || error instanceof UnsupportedFormatError)) throw error;
       skipped.push(`${name} (${error.message})`);
     }

@@ -1,4 +1,5 @@
 import { flowing, type Extractor } from '../extractor.js';
+import { guardJsonDepth } from '../json-guard.js';
 import { decodeText } from '../text.js';
 import type { Section } from '../types.js';
 
@@ -30,15 +31,19 @@ const section = (value: Json): Section | undefined => {
 };
 
 /** A top-level array gives one section per element; anything else one section. */
-export const extractJson: Extractor = async (bytes) => {
-  const value = JSON.parse(decodeText(bytes)) as Json;
+export const extractJson: Extractor = async (bytes, ctx) => {
+  const text = decodeText(bytes);
+  guardJsonDepth(text, ctx.filename, ctx.limits.nestingDepth);
+  const value = JSON.parse(text) as Json;
   const items = Array.isArray(value) ? value : [value];
   return flowing(items.map(section).filter((s): s is Section => s !== undefined));
 };
 
-export const extractJsonLines: Extractor = async (bytes) => {
+export const extractJsonLines: Extractor = async (bytes, ctx) => {
   const sections: Section[] = [];
-  decodeText(bytes)
+  const text = decodeText(bytes);
+  guardJsonDepth(text, ctx.filename, ctx.limits.nestingDepth);
+  text
     .split(/\r?\n/)
     .forEach((line, i) => {
       if (line.trim() === '') return;

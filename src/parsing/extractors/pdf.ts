@@ -65,7 +65,8 @@ const round = (n: number): number => Math.round(n * 10) / 10;
 
 export const extractPdf: Extractor = async (bytes, ctx) => {
   // A plain copy: pdfjs rejects Buffers and may transfer (detach) the array it is given.
-  const task = getDocument({ data: new Uint8Array(bytes), ...PDFJS_ASSETS, verbosity: 0, isEvalSupported: false });
+  // maxImageSize: pdfjs skips (rather than decodes) pictures over the image pixel limit.
+  const task = getDocument({ data: new Uint8Array(bytes), ...PDFJS_ASSETS, verbosity: 0, isEvalSupported: false, maxImageSize: ctx.limits.imagePixels });
   const doc = await task.promise.catch(async (error: unknown) => {
     await task.destroy();
     throw error;

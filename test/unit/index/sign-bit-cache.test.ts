@@ -79,4 +79,14 @@ describe('SignBitCache', () => {
     assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5).sort(), [1, 2]);
     assert.equal(state.loads, 2);
   });
+
+  it('reports its size: datasets loaded, vectors and bytes held', () => {
+    const { cache } = cacheOf({ a: [row(1, 0), row(2, 1), row(3, 0, { dim: 8, bits: toSignBits([1, 1, 1, 1, 1, 1, 1, 1]) })], b: [row(4, 0)] });
+    assert.deepEqual(cache.size(), { datasets: 0, vectors: 0, bytes: 0 });
+    cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5);
+    // Dataset a: 2 rows of 40 dims (2 words each) and 1 row of 8 dims (1 word); 8-byte row ids, 1-byte flags.
+    assert.deepEqual(cache.size(), { datasets: 1, vectors: 3, bytes: 3 * 8 + 3 + (2 * 2 + 1) * 4 });
+    cache.nearest(QUERY, 40, { datasetIds: ['a', 'b'] }, 5);
+    assert.deepEqual(cache.size(), { datasets: 2, vectors: 4, bytes: 4 * 8 + 4 + (2 * 2 + 1 + 2) * 4 });
+  });
 });

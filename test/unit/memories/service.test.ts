@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { openDatabase, type MetaDb } from '../../../src/store/db.js';
+import type { MetaDb } from '../../../src/store/db.js';
+import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
+import { openTestMetaDb, testProfiles } from '../../support/meta-store.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { SqliteMemoryIndex } from '../../../src/index/memory-sqlite-index.js';
 import { ProviderService } from '../../../src/services/providers.js';
@@ -16,19 +18,20 @@ const CHAT = 'fake-chat@fake@OpenAI-API-Compatible';
  * The service API the agent engine calls (addTurn, searchForAgent) and the extraction steps, on an
  * in-memory database with a fake model server and a recording task starter instead of Temporal.
  */
-describe('MemoryService: the API for agents, and the extraction steps', () => {
+for (const profile of testProfiles()) describe(`MemoryService: the API for agents, and the extraction steps [${profile}]`, () => {
   let fake: FakeOpenAI;
   let db: MetaDb;
   let service: MemoryService;
   let extractor: MemoryExtractor;
   let index: SqliteMemoryIndex;
+  let indexDb: ReturnType<typeof openIndexDatabase>;
   const started: MemoryExtractionInput[] = [];
   const tenant = 'a'.repeat(32);
   const p = tenantPrincipal(tenant);
 
   before(async () => {
     fake = await startFakeOpenAI({ dims: 16 });
-    db = await openDatabase(':memory:');
+    db = await openTestMetaDb(profile);
     const store = new MetaStore(db);
     const providers = new ProviderService(store);
     await providers.createInstance(p, 'OpenAI-API-Compatible', {
@@ -37,13 +40,15 @@ describe('MemoryService: the API for agents, and the extraction steps', () => {
       model_info: [{ model_name: 'fake-chat', model_type: 'chat' }, { model_name: 'fake-embed', model_type: 'embedding' }],
     });
     const models = new ModelClients(providers);
-    index = new SqliteMemoryIndex(db.sqlite);
+    indexDb = openIndexDatabase(':memory:');
+    index = new SqliteMemoryIndex(indexDb);
     service = new MemoryService(store, index, models, { startExtraction: async (input) => void started.push(input) });
     extractor = new MemoryExtractor(store, index, models);
   });
   after(async () => {
     await fake.close();
     await db.close();
+    indexDb.close();
   });
 
   const memory = (fields: Record<string, unknown> = {}) =>

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
-import { openDatabase, type MetaDb } from '../../../src/store/db.js';
+import type { MetaDb } from '../../../src/store/db.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { DatasetService, type DatasetCleanup } from '../../../src/services/datasets.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
+import { openTestMetaDb, testProfiles } from '../../support/meta-store.js';
 
 const models = { defaultEmbeddingModel: async () => 'm@Builtin', checkEmbeddingModel: async (_t: string, id: string) => id };
 
-describe('dataset deletion hands off to its workflow', () => {
+for (const profile of testProfiles()) describe(`dataset deletion hands off to its workflow [${profile}]`, () => {
   let db: MetaDb;
   let store: MetaStore;
   beforeEach(async () => {
-    db = await openDatabase(':memory:');
+    db = await openTestMetaDb(profile);
     store = new MetaStore(db);
   });
   afterEach(() => db.close());

@@ -1,0 +1,56 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import { LocalWakeups } from './local-wakeups.js';
+import type { LoggedEvent, RunEvent, RunEvents } from './types.js';
+
+/**
+ * Run events in the PostgreSQL metadata database, so API replicas and workers on other machines share
+ * them. A reader in the publishing process is woken at once; others poll, as with SQLite (readers
+ * wait at most a few tens of milliseconds between reads; see docs/scale-out.md for why not LISTEN/NOTIFY).
+ */
+export class PgRunEvents implements RunEvents {
+  private readonly wakeups = new LocalWakeups();
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async publish(runKey: string, events: RunEvent[]): Promise<void> {
+    if (!events.length) return;
+    const now = Date.now();
+    await this.db.transaction().execute(async (trx) => {
+      // Readers resume after the last seq they saw, so a run's events must commit in seq order. Two
+      // publishers of one run (parallel components) would otherwise race: the later seq could commit
+      // first and the reader skip the earlier one. The lock, held to commit, queues them.
+      await sql`select pg_advisory_xact_lock(hashtextextended(${runKey}, 0))`.execute(trx);
+      await trx
+        .insertInto('run_events')
+        .values(events.map((e) => ({ run_key: runKey, body: JSON.stringify(e), create_time: now })))
+        .execute();
+    });
+    this.wakeups.notify(runKey);
+  }
+
+  async read(runKey: string, afterSeq: number): Promise<LoggedEvent[]> {
+    const rows = await this.db
+      .selectFrom('run_events')
+      .select(['seq', 'body'])
+      .where('run_key', '=', runKey)
+      .where('seq', '>', afterSeq)
+      .orderBy('seq')
+      .limit(500)
+      .execute();
+    return rows.map((r) => ({ seq: r.seq, event: JSON.parse(r.body) as RunEvent }));
+  }
+
+  wait(runKey: string, timeoutMs: number): Promise<void> {
+    return this.wakeups.wait(runKey, timeoutMs);
+  }
+
+  async remove(runKeys: string[]): Promise<void> {
+    if (runKeys.length) await this.db.deleteFrom('run_events').where('run_key', 'in', runKeys).execute();
+  }
+
+  async purgeOlderThan(ageMs: number): Promise<number> {
+    const res = await this.db.deleteFrom('run_events').where('create_time', '<', Date.now() - ageMs).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}

@@ -1,0 +1,128 @@
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../threads.js';
+import type { SqliteChunkIndexOptions } from './sqlite-index.js';
+import type { CacheSize, ChunkIndex } from './types.js';
+
+/** The ChunkIndex reads a reader thread serves. */
+type Reads = Pick<ChunkIndex, 'fullText' | 'vectorSearch' | 'termStats' | 'cosineSimilarities' | 'getMany' | 'list' | 'countByDocument'>;
+export type ReadMethod = keyof Reads;
+
+export type ReadRequest = { [M in ReadMethod]: { id: number; method: M; args: Parameters<Reads[M]> } }[ReadMethod];
+export type ReadReply =
+  | { id: number; ok: true; result: unknown; caches: CacheSize[] }
+  | { id: number; ok: false; name: string; message: string };
+
+/** What a reader thread is started with. */
+export interface ReaderData {
+  file: string;
+  options: SqliteChunkIndexOptions;
+}
+
+interface Job {
+  request: ReadRequest;
+  resolve(result: unknown): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  job?: Job;
+  /** The thread's caches as of its last answer. */
+  caches?: CacheSize[];
+}
+
+/**
+ * A few worker threads, each with its own read-only connection to the index database (WAL lets them read
+ * while the owner's connection writes), running the index's searches off the caller's event loop. Reads
+ * wait in one queue and go to whichever thread is free, so a slow read never holds up the ones behind it
+ * while another thread is idle. Threads are started at once (a query never waits for one to boot), do not
+ * keep the process alive while idle, and a thread that dies is replaced on the next read.
+ */
+export class SqliteReadPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(
+    private readonly file: string,
+    readonly size: number,
+    private readonly options: SqliteChunkIndexOptions = {},
+  ) {
+    if (!Number.isInteger(size) || size < 1) throw new Error(`SqliteReadPool needs at least one thread (got ${size})`);
+    for (let i = 0; i < size; i++) this.spawn();
+  }
+
+  run<M extends ReadMethod>(method: M, args: Parameters<Reads[M]>): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('the index reader pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request: { id: this.nextId++, method, args } as ReadRequest, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** The threads' caches (as of their last answers), summed per cache. */
+  cacheSizes(): CacheSize[] {
+    const byName = new Map<string, CacheSize>();
+    for (const size of this.slots.flatMap((s) => s.caches ?? [])) {
+      const sum = byName.get(size.name) ?? { name: size.name, entries: 0 };
+      sum.entries += size.entries;
+      if (size.bytes !== undefined) sum.bytes = (sum.bytes ?? 0) + size.bytes;
+      byName.set(size.name, sum);
+    }
+    return [...byName.values()];
+  }
+
+  /** Reads running and waiting now. */
+  load(): { running: number; queued: number } {
+    return { running: this.slots.filter((s) => s.job).length, queued: this.queue.length };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error('the index reader pool is closed'));
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0 && !this.closed) {
+      const slot = this.slots.find((s) => !s.job) ?? (this.slots.length < this.size ? this.spawn() : undefined);
+      if (!slot) return;
+      const job = this.queue.shift()!;
+      slot.job = job;
+      slot.worker.ref();
+      slot.worker.postMessage(job.request);
+    }
+  }
+
+  private spawn(): Slot {
+    const data: ReaderData = { file: this.file, options: this.options };
+    const slot: Slot = { worker: startModuleWorker(new URL('./sqlite-read-worker.ts', import.meta.url), { workerData: data }) };
+    slot.worker.unref();
+    slot.worker.on('message', (reply: ReadReply) => {
+      const job = slot.job;
+      if (!job || job.request.id !== reply.id) return;
+      slot.job = undefined;
+      slot.worker.unref();
+      if (reply.ok) {
+        slot.caches = reply.caches;
+        job.resolve(reply.result);
+      }
+      else job.reject(Object.assign(new Error(reply.message), { name: reply.name }));
+      this.dispatch();
+    });
+    const lost = (why: string) => {
+      const i = this.slots.indexOf(slot);
+      if (i < 0) return;
+      this.slots.splice(i, 1);
+      const job = slot.job;
+      slot.job = undefined;
+      job?.reject(new Error(this.closed ? 'the index reader pool is closed' : `index reader thread ${why} during ${job.request.method}`));
+      this.dispatch();
+    };
+    slot.worker.on('error', (err) => lost(`failed (${err.message})`));
+    slot.worker.on('exit', (code) => lost(`exited (code ${code})`));
+    this.slots.push(slot);
+    return slot;
+  }
+}

@@ -1,0 +1,97 @@
+import { availableParallelism } from 'node:os';
+
+/** What one file may cost before any parser library reads it; checked inside the parser process. */
+export interface ParseLimits {
+  /** Largest text-like file (plain text, code, Markdown, HTML, JSON, CSV), in bytes. */
+  textBytes: number;
+  /** Most entries in a zip-based file (DOCX, XLSX, PPTX, any zip). */
+  zipEntries: number;
+  /** Most bytes all compressed parts of one file may inflate to (zip entries, PDF streams). */
+  inflateTotalBytes: number;
+  /** Most bytes one zip entry or one PDF stream may inflate to. */
+  inflateEntryBytes: number;
+  /** Largest inflated / compressed ratio of a zip entry (checked once the entry passes RATIO_GRACE_BYTES). */
+  inflateRatio: number;
+  /** Most pixels of an image (read from its header before decoding; also the PDF image limit). */
+  imagePixels: number;
+  /** Deepest nesting of JSON values and PDF arrays/dictionaries. */
+  nestingDepth: number;
+}
+
+/** The parser processes: how many, and the memory and time each file may take. */
+export interface ParserCeilings {
+  processes: number;
+  memoryMb: number;
+  timeoutSec: number;
+  /** An idle parser process exits after this many seconds, giving its memory back; the next file starts a fresh one. */
+  idleSec: number;
+}
+
+const MB = 1024 * 1024;
+
+/** Small entries may compress extremely well (a page of spaces); the ratio only matters past this size. */
+export const RATIO_GRACE_BYTES = MB;
+
+/** The environment variable behind each limit, named in every refusal so an operator knows what to raise. */
+export const LIMIT_VARIABLES = {
+  textBytes: 'CAIRN_PARSE_TEXT_MAX_MB',
+  zipEntries: 'CAIRN_PARSE_ZIP_MAX_ENTRIES',
+  inflateTotalBytes: 'CAIRN_PARSE_INFLATE_MAX_MB',
+  inflateEntryBytes: 'CAIRN_PARSE_INFLATE_ENTRY_MAX_MB',
+  inflateRatio: 'CAIRN_PARSE_INFLATE_MAX_RATIO',
+  imagePixels: 'CAIRN_PARSE_IMAGE_MAX_MEGAPIXELS',
+  nestingDepth: 'CAIRN_PARSE_MAX_DEPTH',
+  memoryMb: 'CAIRN_PARSE_MEMORY_MB',
+  timeoutSec: 'CAIRN_PARSE_TIMEOUT_SEC',
+  processes: 'CAIRN_PARSE_PROCESSES',
+  idleSec: 'CAIRN_PARSE_IDLE_SEC',
+} as const;
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  textBytes: 50 * MB,
+  zipEntries: 10_000,
+  inflateTotalBytes: 512 * MB,
+  inflateEntryBytes: 256 * MB,
+  inflateRatio: 200,
+  imagePixels: 64_000_000,
+  nestingDepth: 256,
+};
+
+function positive(value: string | undefined, fallback: number): number {
+  const n = value === undefined || value.trim() === '' ? NaN : Number(value);
+  if (Number.isFinite(n) && n > 0) return n;
+  if (value !== undefined && value.trim() !== '') throw new Error(`invalid parsing limit "${value}": expected a positive number`);
+  return fallback;
+}
+
+export function parseLimitsFrom(env: NodeJS.ProcessEnv = process.env): ParseLimits {
+  const d = DEFAULT_PARSE_LIMITS;
+  const v = LIMIT_VARIABLES;
+  return {
+    textBytes: Math.round(positive(env[v.textBytes], d.textBytes / MB) * MB),
+    zipEntries: Math.floor(positive(env[v.zipEntries], d.zipEntries)),
+    inflateTotalBytes: Math.round(positive(env[v.inflateTotalBytes], d.inflateTotalBytes / MB) * MB),
+    inflateEntryBytes: Math.round(positive(env[v.inflateEntryBytes], d.inflateEntryBytes / MB) * MB),
+    inflateRatio: positive(env[v.inflateRatio], d.inflateRatio),
+    imagePixels: Math.round(positive(env[v.imagePixels], d.imagePixels / 1e6) * 1e6),
+    nestingDepth: Math.floor(positive(env[v.nestingDepth], d.nestingDepth)),
+  };
+}
+
+/** CAIRN_PARSE_THREADS is the name the pool size had when parsers ran on threads; it still works. */
+export function parserCeilingsFrom(env: NodeJS.ProcessEnv = process.env): ParserCeilings {
+  const defaultProcesses = Math.max(1, Math.min(4, availableParallelism()));
+  return {
+    processes: Math.floor(positive(env.CAIRN_PARSE_PROCESSES || env.CAIRN_PARSE_THREADS, defaultProcesses)),
+    memoryMb: Math.floor(positive(env[LIMIT_VARIABLES.memoryMb], 1024)),
+    timeoutSec: positive(env[LIMIT_VARIABLES.timeoutSec], 600),
+    idleSec: positive(env[LIMIT_VARIABLES.idleSec], 30),
+  };
+}
+
+/** "512 MB", "1.5 GB": sizes in refusals. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * MB) return `${(bytes / (1024 * MB)).toFixed(1)} GB`;
+  if (bytes >= MB) return `${Math.round((bytes / MB) * 10) / 10} MB`;
+  return `${Math.ceil(bytes / 1024)} KB`;
+}

@@ -1,0 +1,31 @@
+import { extract } from './index.js';
+import type { ParseLimits } from './limits.js';
+
+/**
+ * Child-process side of the parser pool: one file at a time, progress messages, then the result or the
+ * error. The parent enforces the memory and time ceilings by killing this process.
+ */
+interface Job {
+  type: 'job';
+  id: number;
+  bytes: Uint8Array;
+  filename: string;
+  limits: ParseLimits;
+}
+
+const send = (message: unknown): void => void process.send?.(message);
+
+process.on('message', async ({ id, bytes, filename, limits }: Job) => {
+  try {
+    const doc = await extract(bytes, filename, { limits, onProgress: (fraction, message) => send({ id, type: 'progress', fraction, message }) });
+    send({ id, type: 'done', doc });
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    send({ id, type: 'error', name: e.name, message: e.message });
+  }
+});
+
+// The parent went away (it exited or was killed): nothing will ever be asked of this process again.
+process.on('disconnect', () => process.exit(0));
+
+send({ type: 'ready' });

@@ -1,0 +1,52 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** Debian's Chromium (`make browser` installs it); CAIRN_CHROMIUM points elsewhere. */
+export function chromiumPath(): string {
+  if (process.env.CAIRN_CHROMIUM) return process.env.CAIRN_CHROMIUM;
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim().split('\n')[0]!;
+  } catch {
+    throw new Error('Chromium is not installed: run `make browser` (apt-get install chromium) or set CAIRN_CHROMIUM');
+  }
+}
+
+export function launchBrowser(): Promise<Browser> {
+  // --no-sandbox: tests run as root in CI containers, where Chromium's sandbox cannot start.
+  return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/** The console must be built (`make console`): the server serves dist/web. */
+export function assertConsoleBuilt(rootDir: string): void {
+  if (!fs.existsSync(path.join(rootDir, 'dist', 'web', 'index.html'))) throw new Error('The web console is not built: run `make console` first');
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core on the page and returns its serious and critical violations. The source is
+ * evaluated rather than added as a script tag, which the console's CSP would refuse.
+ */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+export function describeViolations(where: string, violations: AxeViolation[]): string {
+  return violations.map((v) => `${where}: [${v.impact}] ${v.id}: ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 5).join(', ')}`).join('\n');
+}

@@ -1,0 +1,170 @@
+import { useRef, useState, type FormEvent } from 'react';
+import { api } from '../api/http.js';
+import { postSse } from '../api/sse.js';
+import type { Agent } from '../api/types.js';
+import type { NodeState } from './AgentCanvas.js';
+import { Answer } from './Answer.js';
+import { ErrorMessage, TextArea, TextField } from './ui.js';
+
+interface Envelope {
+  event?: string;
+  session_id?: string;
+  data: any;
+  code?: number;
+  message?: string;
+}
+
+interface LoggedEvent {
+  key: number;
+  text: string;
+  failed?: boolean;
+}
+
+type BeginInput = { key?: string; name?: string; type?: string; optional?: boolean };
+
+/**
+ * Runs the agent one turn at a time over SSE and lists each component's events as they arrive;
+ * the answer streams below. Turns after the first continue the same session.
+ */
+export function AgentRunPanel({
+  agent,
+  sessionId,
+  onSession,
+  onStates,
+}: {
+  agent: Agent;
+  sessionId: string | undefined;
+  onSession: (id: string | undefined) => void;
+  onStates: (update: (s: Record<string, NodeState>) => Record<string, NodeState>) => void;
+}) {
+  const inputs = Object.entries((agent.dsl.components.begin?.obj.params.inputs ?? {}) as Record<string, BeginInput>);
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [question, setQuestion] = useState('');
+  const [events, setEvents] = useState<LoggedEvent[]>([]);
+  const [answer, setAnswer] = useState({ content: '', reasoning: '' });
+  const [running, setRunning] = useState(false);
+  const [error, setError] = useState<Error>();
+  const ctrl = useRef<AbortController>(undefined);
+  const currentSession = useRef<string | undefined>(sessionId);
+  currentSession.current = sessionId;
+
+  const log = (text: string, failed?: boolean) => setEvents((e) => [...e, { key: e.length, text, failed }]);
+
+  const handle = (env: Envelope) => {
+    if (env.code !== undefined && env.event === undefined) throw new Error(env.message || 'The run failed');
+    if (env.session_id && env.session_id !== currentSession.current) {
+      currentSession.current = env.session_id;
+      onSession(env.session_id);
+    }
+    const d = env.data ?? {};
+    switch (env.event) {
+      case 'message':
+        if (d.start_to_think || d.end_to_think) return;
+        setAnswer((a) => (d.reasoning ? { ...a, reasoning: a.reasoning + String(d.reasoning) } : { ...a, content: a.content + String(d.content ?? '') }));
+        return;
+      case 'node_started':
+        onStates((s) => ({ ...s, [d.component_id]: 'running' }));
+        log(`▶ ${d.component_name} (${d.component_type}) started`);
+        return;
+      case 'node_finished':
+        onStates((s) => ({ ...s, [d.component_id]: d.error ? 'failed' : 'finished' }));
+        log(`${d.error ? '✕' : '✓'} ${d.component_name} finished in ${Number(d.elapsed_time ?? 0).toFixed(2)} s${d.error ? `: ${d.error}` : ''}`, Boolean(d.error));
+        return;
+      case 'user_inputs':
+        log(`… waiting for your input${d.tips ? `: ${d.tips}` : ''}`);
+        return;
+      case 'workflow_started':
+        log('Run started');
+        return;
+      case 'workflow_finished':
+        log(`Run finished${d.elapsed_time !== undefined ? ` in ${Number(d.elapsed_time).toFixed(2)} s` : ''}`);
+        return;
+      case 'message_end':
+        return;
+      default:
+        log(String(env.event));
+    }
+  };
+
+  const run = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    setEvents([]);
+    setAnswer({ content: '', reasoning: '' });
+    onStates(() => ({}));
+    setRunning(true);
+    const controller = new AbortController();
+    ctrl.current = controller;
+    const beginInputs = Object.fromEntries(inputs.filter(([key]) => values[key] !== undefined).map(([key, def]) => [key, { type: def.type ?? 'line', value: values[key] }]));
+    try {
+      for await (const env of postSse(
+        '/agents/chat/completions',
+        { agent_id: agent.id, query: question, stream: true, ...(currentSession.current ? { session_id: currentSession.current } : {}), ...(Object.keys(beginInputs).length ? { inputs: beginInputs } : {}) },
+        controller.signal,
+      ) as AsyncGenerator<Envelope>)
+        handle(env);
+      setQuestion('');
+    } catch (err) {
+      if ((err as Error).name !== 'AbortError') setError(err as Error);
+    } finally {
+      setRunning(false);
+    }
+  };
+
+  /** Closing the stream does not stop the run: cancel the session's task too. */
+  const stop = async () => {
+    ctrl.current?.abort();
+    if (currentSession.current) await api.post(`/tasks/${currentSession.current}/cancel`).catch((err: Error) => setError(err));
+    log('Stopped');
+  };
+
+  return (
+    <section className="run-panel" aria-labelledby="run-title">
+      <h2 id="run-title">Run</h2>
+      <p className="small muted">
+        {sessionId ? 'Continuing the selected session. ' : 'A new session starts with the first turn. '}
+        {sessionId && (
+          <button type="button" onClick={() => onSession(undefined)}>
+            Start a new session
+          </button>
+        )}
+      </p>
+      <form onSubmit={run}>
+        {!sessionId &&
+          inputs.map(([key, def]) => (
+            <TextField
+              key={key}
+              label={`${def.name ?? key}${def.optional ? ' (optional)' : ''}`}
+              required={!def.optional}
+              value={values[key] ?? ''}
+              onChange={(e) => setValues({ ...values, [key]: e.target.value })}
+            />
+          ))}
+        <TextArea label="Message to the agent" rows={3} value={question} onChange={(e) => setQuestion(e.target.value)} />
+        <div className="form-actions">
+          {running ? (
+            <button type="button" onClick={stop}>
+              Stop
+            </button>
+          ) : (
+            <button type="submit" className="primary">
+              Run
+            </button>
+          )}
+        </div>
+      </form>
+      <ErrorMessage error={error} />
+      <h3>Events</h3>
+      <ol className="events" aria-live="polite" data-testid="run-events">
+        {events.length === 0 && <li className="muted">No run yet.</li>}
+        {events.map((ev) => (
+          <li key={ev.key} className={ev.failed ? 'error-text' : undefined}>
+            {ev.text}
+          </li>
+        ))}
+      </ol>
+      <h3>Answer</h3>
+      <div className="message assistant">{answer.content || answer.reasoning ? <Answer content={answer.content} reasoning={answer.reasoning} streaming={running} /> : <span className="muted">—</span>}</div>
+    </section>
+  );
+}

@@ -1,0 +1,69 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: Error | undefined;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Loads `fn()` when `deps` change; `reload` runs it again. Stale answers are dropped. */
+export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const ctrl = new AbortController();
+    setState((s) => ({ ...s, loading: true }));
+    fn(ctrl.signal).then(
+      (data) => !ctrl.signal.aborted && setState({ data, loading: false }),
+      (error: Error) => !ctrl.signal.aborted && error.name !== 'AbortError' && setState((s) => ({ data: s.data, error, loading: false })),
+    );
+    return () => ctrl.abort();
+    // `fn` is a new closure every render: the caller's `deps` say when it changed.
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((n) => n + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/** Calls `fn` every `ms` while `active`; the latest `fn` is used without restarting the timer. */
+export function useInterval(fn: () => void, ms: number, active: boolean) {
+  const latest = useRef(fn);
+  latest.current = fn;
+  useEffect(() => {
+    if (!active) return;
+    const t = setInterval(() => latest.current(), ms);
+    return () => clearInterval(t);
+  }, [ms, active]);
+}
+
+/**
+ * Runs an action, tracking busy state and its error: `run(async () => ...)` returns the action's value,
+ * or undefined when it failed (the error is then in `error`).
+ */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | undefined>();
+  const run = useCallback(async <T,>(fn: () => Promise<T>): Promise<T | undefined> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await fn();
+    } catch (err) {
+      setError(err as Error);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, setError, run };
+}
+
+/** `value` once it has not changed for `ms`: search boxes ask the server once the typing pauses. */
+export function useDebounced<T>(value: T, ms = 300): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return settled;
+}

@@ -1,0 +1,134 @@
+import { useState } from 'react';
+import { api } from '../api/http.js';
+import type { Agent, AgentSession, Dsl } from '../api/types.js';
+import { AgentCanvas, type NodeState } from '../components/AgentCanvas.js';
+import { AgentRunPanel } from '../components/AgentRunPanel.js';
+import { ErrorMessage, Loading, Notice, PageHeader, TextArea, formatTime } from '../components/ui.js';
+import { useAction, useLoad } from '../hooks.js';
+
+type View = 'canvas' | 'dsl' | 'sessions';
+
+export function AgentPage({ agentId }: { agentId: string }) {
+  const agent = useLoad((signal) => api.get<Agent>(`/agents/${agentId}`, undefined, signal), [agentId]);
+  const [view, setView] = useState<View>('canvas');
+  const [states, setStates] = useState<Record<string, NodeState>>({});
+  const [sessionId, setSessionId] = useState<string>();
+
+  return (
+    <>
+      <PageHeader title={agent.data?.title ?? 'Agent'} back={{ to: '/agents', label: 'Agents' }} />
+      <ErrorMessage error={agent.error} />
+      {agent.data?.description && <p className="muted">{agent.data.description}</p>}
+      <div className="tabs" role="tablist" aria-label="Agent views">
+        {(['canvas', 'dsl', 'sessions'] as const).map((v) => (
+          <button key={v} type="button" role="tab" aria-selected={view === v} className={view === v ? 'tab current' : 'tab'} onClick={() => setView(v)}>
+            {v === 'canvas' ? 'Canvas' : v === 'dsl' ? 'DSL (JSON)' : 'Sessions'}
+          </button>
+        ))}
+      </div>
+      {!agent.data ? (
+        !agent.error && <Loading />
+      ) : (
+        <div className="agent-layout">
+          <div role="tabpanel" aria-label={view}>
+            {view === 'canvas' && <AgentCanvas dsl={agent.data.dsl} states={states} />}
+            {view === 'dsl' && <DslEditor agent={agent.data} onSaved={agent.reload} />}
+            {view === 'sessions' && <Sessions agentId={agentId} current={sessionId} onOpen={(id) => setSessionId(id)} />}
+          </div>
+          <AgentRunPanel agent={agent.data} sessionId={sessionId} onSession={setSessionId} onStates={setStates} />
+        </div>
+      )}
+    </>
+  );
+}
+
+function DslEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
+  const [text, setText] = useState(() => JSON.stringify(agent.dsl, null, 2));
+  const [parseError, setParseError] = useState<string>();
+  const [saved, setSaved] = useState(false);
+  const { busy, error, run } = useAction();
+
+  const save = async () => {
+    setSaved(false);
+    let dsl: Dsl;
+    try {
+      dsl = JSON.parse(text);
+    } catch (err) {
+      setParseError(`The DSL is not valid JSON: ${(err as Error).message}`);
+      return;
+    }
+    setParseError(undefined);
+    const ok = await run(() => api.put(`/agents/${agent.id}`, { dsl }));
+    if (ok !== undefined) {
+      setSaved(true);
+      onSaved();
+    }
+  };
+
+  return (
+    <div>
+      <TextArea
+        label="Agent DSL"
+        className="mono dsl-editor"
+        rows={24}
+        spellCheck={false}
+        value={text}
+        onChange={(e) => (setText(e.target.value), setSaved(false))}
+        hint="The server validates the DSL on save and names what is wrong."
+      />
+      <ErrorMessage error={parseError ?? error} />
+      {saved && <Notice>DSL saved.</Notice>}
+      <div className="form-actions">
+        <button type="button" onClick={() => setText(JSON.stringify(agent.dsl, null, 2))}>
+          Revert
+        </button>
+        <button type="button" className="primary" onClick={save} disabled={busy}>
+          {busy ? 'Saving…' : 'Validate and save'}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function Sessions({ agentId, current, onOpen }: { agentId: string; current?: string; onOpen: (id: string) => void }) {
+  const sessions = useLoad((signal) => api.get<AgentSession[]>(`/agents/${agentId}/sessions`, { dsl: false, page_size: 50 }, signal), [agentId, current]);
+  const action = useAction();
+  const remove = async (s: AgentSession) => {
+    if (!confirm('Delete this session?')) return;
+    await action.run(() => api.delete(`/agents/${agentId}/sessions/${s.id}`));
+    sessions.reload();
+  };
+  return (
+    <section aria-label="Sessions">
+      <ErrorMessage error={sessions.error ?? action.error} />
+      {!sessions.data && <Loading />}
+      {sessions.data?.length === 0 && <p className="empty">No sessions yet: run the agent.</p>}
+      <ul className="chunk-list">
+        {sessions.data?.map((s) => (
+          <li key={s.id} className="chunk">
+            <div className="chunk-meta">
+              <strong>{s.name || s.id}</strong>
+              <span className="muted">
+                {s.message.length} messages · {formatTime(s.update_time)}
+              </span>
+              <button type="button" onClick={() => onOpen(s.id)} aria-current={s.id === current} aria-label={`Continue session ${s.name || s.id}`}>
+                {s.id === current ? 'Current' : 'Continue'}
+              </button>
+              <button type="button" className="danger" onClick={() => remove(s)} aria-label={`Delete session ${s.name || s.id}`}>
+                Delete
+              </button>
+            </div>
+            <ol className="messages">
+              {s.message.slice(-4).map((m, i) => (
+                <li key={i} className={`message ${m.role}`}>
+                  <span className="sr-only">{m.role}:</span>
+                  <div className="answer">{m.content}</div>
+                </li>
+              ))}
+            </ol>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,125 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api } from '../api/http.js';
+import { chunkMethodOptions, DATASET_CHUNK_METHODS, type Dataset } from '../api/types.js';
+import { DatasetHeader, useDataset } from '../components/DatasetTabs.js';
+import { ParserConfigForm } from '../components/ParserConfigForm.js';
+import { ErrorMessage, Loading, Notice, SelectField, TextArea, TextField } from '../components/ui.js';
+import { useAction } from '../hooks.js';
+import { useModels } from '../models.js';
+import { navigate } from '../router.js';
+
+export function DatasetSettingsPage({ datasetId }: { datasetId: string }) {
+  const dataset = useDataset(datasetId);
+  return (
+    <>
+      <DatasetHeader dataset={dataset.data} error={dataset.error} />
+      {dataset.data ? <SettingsForm dataset={dataset.data} onSaved={dataset.reload} /> : !dataset.error && <Loading />}
+    </>
+  );
+}
+
+function SettingsForm({ dataset, onSaved }: { dataset: Dataset; onSaved: () => void }) {
+  const [form, setForm] = useState(() => formOf(dataset));
+  const [saved, setSaved] = useState(false);
+  const models = useModels('embedding');
+  const save = useAction();
+  const del = useAction();
+  useEffect(() => {
+    setForm(formOf(dataset));
+  }, [dataset]);
+  const set = <K extends keyof ReturnType<typeof formOf>>(key: K, value: ReturnType<typeof formOf>[K]) => {
+    setSaved(false);
+    setForm((f) => ({ ...f, [key]: value }));
+  };
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const body: Record<string, unknown> = {
+      name: form.name,
+      description: form.description || null,
+      permission: form.permission,
+      pagerank: form.pagerank,
+      chunk_method: form.chunk_method,
+      parser_config: form.parser_config,
+    };
+    if (form.embedding_model !== dataset.embedding_model) body.embedding_model = form.embedding_model;
+    const ok = await save.run(() => api.put(`/datasets/${dataset.id}`, body));
+    if (ok !== undefined) {
+      setSaved(true);
+      onSaved();
+    }
+  };
+
+  const remove = async () => {
+    if (!confirm(`Delete the dataset "${dataset.name}" with all its documents and chunks?`)) return;
+    const ok = await del.run(() => api.delete('/datasets', { ids: [dataset.id] }));
+    if (ok !== undefined) navigate('/datasets');
+  };
+
+  const embeddingOptions = (models.data ?? []).map((m) => ({ value: m.model_id, label: m.model_id }));
+  if (!embeddingOptions.some((o) => o.value === form.embedding_model)) embeddingOptions.unshift({ value: form.embedding_model, label: form.embedding_model });
+
+  return (
+    <form className="settings" onSubmit={submit}>
+      <TextField label="Name" required maxLength={128} value={form.name} onChange={(e) => set('name', e.target.value)} />
+      <TextArea label="Description" rows={2} value={form.description} onChange={(e) => set('description', e.target.value)} />
+      <SelectField
+        label="Embedding model"
+        options={embeddingOptions}
+        value={form.embedding_model}
+        disabled={dataset.chunk_count > 0}
+        hint={dataset.chunk_count > 0 ? `Fixed while the dataset has chunks (${dataset.chunk_count}).` : undefined}
+        onChange={(e) => set('embedding_model', e.target.value)}
+      />
+      <SelectField
+        label="Permission"
+        options={[
+          { value: 'me', label: 'Only me' },
+          { value: 'team', label: 'Team members' },
+        ]}
+        value={form.permission}
+        onChange={(e) => set('permission', e.target.value as Dataset['permission'])}
+      />
+      <TextField
+        label="Page rank"
+        type="number"
+        min={0}
+        max={100}
+        value={form.pagerank}
+        hint="0–100: chunks of datasets with a higher rank come first in retrieval over several datasets."
+        onChange={(e) => set('pagerank', Number(e.target.value))}
+      />
+      <SelectField
+        label="Chunk method"
+        hint="Applies to documents uploaded from now on; parse a document again to re-chunk it."
+        options={chunkMethodOptions([...DATASET_CHUNK_METHODS, 'tag'])}
+        value={form.chunk_method}
+        onChange={(e) => (set('chunk_method', e.target.value), set('parser_config', {}))}
+      />
+      <ParserConfigForm method={form.chunk_method} value={form.parser_config} onChange={(c) => set('parser_config', c)} />
+      <ErrorMessage error={save.error ?? models.error} />
+      {saved && <Notice>Settings saved.</Notice>}
+      <div className="form-actions">
+        <button type="button" className="danger" onClick={remove} disabled={del.busy}>
+          Delete dataset
+        </button>
+        <button type="submit" className="primary" disabled={save.busy}>
+          {save.busy ? 'Saving…' : 'Save settings'}
+        </button>
+      </div>
+      <ErrorMessage error={del.error} />
+    </form>
+  );
+}
+
+function formOf(ds: Dataset) {
+  return {
+    name: ds.name,
+    description: ds.description ?? '',
+    embedding_model: ds.embedding_model,
+    permission: ds.permission,
+    pagerank: ds.pagerank,
+    chunk_method: ds.chunk_method,
+    parser_config: ds.parser_config,
+  };
+}
