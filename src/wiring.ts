@@ -27,16 +27,12 @@ function embeddedChunkIndex(config: Config, indexDb: Sqlite): SqliteChunkIndex |
   return new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(indexDb.name, config.indexThreads));
 }
 
-/** The metadata store named by CAIRN_DATABASE_URL, migrated (for commands that need only the store). */
-export function openMetaDb(config: Config): Promise<MetaDb> {
-  return openDatabase(config.databaseUrl);
-}
 
 /**
  * The embedded index's own connection (chunk index, memory index and, on SQLite metadata, run events):
  * the data dir's cairn.db, which also holds the metadata in the embedded profile.
  */
-export function openEmbeddedIndexDb(config: Config): Sqlite {
+function openEmbeddedIndexDb(config: Config): Sqlite {
   return openIndexDatabase(path.join(config.dataDir, 'cairn.db'));
 }
 
@@ -46,7 +42,7 @@ function runEvents(db: MetaDb, indexDb: Sqlite): RunEvents {
 }
 
 /** The one place that picks concrete implementations of the ports from configuration; `close` ends what it started. */
-export function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite): ActivityDeps & { close(): Promise<void> } {
+function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite): ActivityDeps & { close(): Promise<void> } {
   const store = new MetaStore(db);
   const index = embeddedChunkIndex(config, indexDb);
   const urls = { allowPrivate: config.allowPrivateUrls, allowList: config.privateUrlAllowList };
