@@ -67,6 +67,7 @@ bench: install
 	npx tsx bench/blobs/run.ts
 	npx tsx bench/llm/run.ts
 	npx tsx bench/ingest/run.ts
+	$(MAKE) --no-print-directory browser && npx tsx bench/console/run.ts
 
 clean:
 	rm -rf dist $(NODE_STAMP) $(VENV_STAMP)

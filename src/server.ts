@@ -13,11 +13,12 @@ import { ensureAdmin } from './bootstrap.js';
 import { startDevServer, type DevServer } from './engine/dev-server.js';
 import { lockDataDir } from './engine/data-dir-lock.js';
 import { WorkflowClient } from './engine/workflow-client.js';
-import { startWorkers, type RunningWorker } from './engine/worker.js';
-import { createActivities } from '../activities/index.js';
+import { describeQueues, startWorkers } from './engine/worker.js';
+import { roleActivities } from '../activities/roles.js';
 import { createHttpApp } from './api/app.js';
 import { admissionGates, withAdmission } from './api/admission.js';
 import { systemRoutes } from './api/routers/system.js';
+import { cacheSizes } from './observability/caches.js';
 import { accountRoutes } from './api/routers/accounts.js';
 import { datasetRoutes } from './api/routers/datasets.js';
 import { metadataRoutes } from './api/routers/metadata.js';
@@ -55,7 +56,7 @@ export interface Cairn {
   stop(): Promise<void>;
 }
 
-/** Starts everything the embedded default needs: database, Temporal (dev server unless configured), worker, HTTP. */
+/** Starts everything the embedded default needs: database, Temporal (dev server unless configured), workers (unless --no-worker), HTTP. */
 export async function startCairn(config: Config, options: { log?: Logger } = {}): Promise<Cairn> {
   const log = options.log ?? createLogger(config.logLevel);
   const cleanups: (() => Promise<void>)[] = [];
@@ -95,15 +96,19 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     cleanups.push(() => workflows.close());
 
     if (config.embeddedWorker) {
-      const worker: RunningWorker = await startWorkers({
+      const worker = await startWorkers({
         address: temporalAddress,
         namespace: config.temporalNamespace,
         taskQueue: config.taskQueue,
         rootDir: config.rootDir,
-        activities: createActivities(deps),
+        roles: config.workerRoles,
+        activitiesOf: (role) => roleActivities(role, deps),
         onFatal: (err) => log.error({ err }, 'temporal worker stopped'),
       });
       cleanups.push(() => worker.stop());
+      log.info({ queues: worker.queues }, `temporal workers polling ${describeQueues(worker.queues)}`);
+    } else {
+      log.info('API only: this process runs no Temporal worker (`cairn worker` processes run the workflows)');
     }
 
     const auth = new AuthService(store, await resolveJwtSecret(config, store));
@@ -136,6 +141,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         ],
         () => routes,
         config.temporalUiUrl ?? (!config.temporalAddress && config.temporalUiPort ? `http://127.0.0.1:${config.temporalUiPort}` : undefined),
+        () => cacheSizes({ index, modelClients: deps.models }),
       ),
       ...accountRoutes(auth),
       ...metadataRoutes(new MetadataService(store, datasets, index)),

@@ -16,15 +16,18 @@ import { checkUrl } from './agents/io/ssrf.js';
 import { SqliteMemoryIndex } from './index/memory-sqlite-index.js';
 import { activityMemoryTasks } from './engine/memory-tasks.js';
 import type { ActivityDeps } from '../activities/deps.js';
+import type { MilvusLocation } from './index/location.js';
+import type { MilvusChunkIndex } from './index/milvus/milvus-index.js';
 
 /**
  * The embedded chunk index on the database file: searches on reader threads (CAIRN_INDEX_THREADS), or on
  * the event loop when there are none or the database is in memory (no file for other connections to open).
  */
 function embeddedChunkIndex(config: Config, indexDb: Sqlite): SqliteChunkIndex | ThreadedSqliteChunkIndex {
-  const writer = new SqliteChunkIndex(indexDb);
+  const caches = { signBitsCacheBytes: config.caches.signBitsMb * 2 ** 20, termFrequencyCacheEntries: config.caches.termFrequencies };
+  const writer = new SqliteChunkIndex(indexDb, caches);
   if (config.indexThreads < 1 || indexDb.memory) return writer;
-  return new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(indexDb.name, config.indexThreads));
+  return new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(indexDb.name, config.indexThreads, caches));
 }
 
 
@@ -36,21 +39,27 @@ function openEmbeddedIndexDb(config: Config): Sqlite {
   return openIndexDatabase(path.join(config.dataDir, 'cairn.db'));
 }
 
+/** The Milvus chunk index (CAIRN_INDEX=milvus://…); its SDK is loaded only by processes that use it. */
+async function openMilvusChunkIndex(location: MilvusLocation): Promise<MilvusChunkIndex> {
+  const { MilvusChunkIndex } = await import('./index/milvus/milvus-index.js');
+  return MilvusChunkIndex.connect(location);
+}
+
 /** Run events travel through the metadata database when it is PostgreSQL (shared by every machine). */
 function runEvents(db: MetaDb, indexDb: Sqlite): RunEvents {
   return db.dialect === 'postgres' ? new PgRunEvents(db.kysely) : new SqliteRunEvents(indexDb);
 }
 
 /** The one place that picks concrete implementations of the ports from configuration; `close` ends what it started. */
-function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite): ActivityDeps & { close(): Promise<void> } {
+function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?: MilvusChunkIndex): ActivityDeps & { close(): Promise<void> } {
   const store = new MetaStore(db);
-  const index = embeddedChunkIndex(config, indexDb);
+  const index = milvus ?? embeddedChunkIndex(config, indexDb);
   const urls = { allowPrivate: config.allowPrivateUrls, allowList: config.privateUrlAllowList };
   return {
     store,
     index,
     blobs: blobStoreFromConfig(config),
-    models: new ModelClients(new ProviderService(store)),
+    models: new ModelClients(new ProviderService(store), config.caches.modelClients),
     events: runEvents(db, indexDb),
     memories: new SqliteMemoryIndex(indexDb),
     memoryTasks: activityMemoryTasks(config.taskQueue),
@@ -60,6 +69,7 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite): Activit
     agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb } },
     close: async () => {
       if (index instanceof ThreadedSqliteChunkIndex) await index.close();
+      await milvus?.close();
     },
   };
 }
@@ -72,8 +82,9 @@ export interface Backends extends ActivityDeps {
 
 /**
  * The backend factory shared by `cairn start`, `cairn worker`, the benches and the tests: opens the
- * metadata database (CAIRN_DATABASE_URL), the embedded index file, the blob store (CAIRN_BLOBS), run
- * events and model clients. On the embedded profile the store and the index share one SQLite
+ * metadata database (CAIRN_DATABASE_URL), the embedded index file, the chunk index on Milvus when
+ * CAIRN_INDEX names one (the memory index stays embedded), the blob store (CAIRN_BLOBS), run events and
+ * model clients. On the embedded profile the store and the index share one SQLite
  * connection: two connections in one process would make an index write wait (blocking the event loop)
  * on a metadata transaction that is between two of its statements.
  */
@@ -86,7 +97,15 @@ export async function openBackends(config: Config): Promise<Backends> {
     indexDb.close();
     throw err;
   }
-  const deps = buildActivityDeps(config, db, indexDb);
+  let milvus: MilvusChunkIndex | undefined;
+  try {
+    if (config.index.kind === 'milvus') milvus = await openMilvusChunkIndex(config.index);
+  } catch (err) {
+    await db.close();
+    indexDb.close();
+    throw err;
+  }
+  const deps = buildActivityDeps(config, db, indexDb, milvus);
   return {
     ...deps,
     db,

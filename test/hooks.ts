@@ -1,4 +1,5 @@
 import { stopHarness } from './integration/harness.js';
+import { stopSharedMilvus } from './support/milvus-server.js';
 import { stopSharedPostgres } from './support/postgres.js';
 
 /** Root hooks: whatever the run started is always stopped. */
@@ -7,5 +8,6 @@ export const mochaHooks = {
     this.timeout(60_000);
     await stopHarness();
     await stopSharedPostgres();
+    await stopSharedMilvus();
   },
 };

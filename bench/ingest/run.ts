@@ -2,7 +2,8 @@
  * End-to-end ingest benchmark (prints numbers; not a timed test).
  *
  *   npx tsx bench/ingest/run.ts [--pdfs N] [--docx N] [--pages N] [--paragraphs N] [--docx-paragraphs N]
- *                               [--batch N] [--timeout MINUTES] [--max-rss-gb N] [--keep]
+ *                               [--batch N] [--timeout MINUTES] [--max-rss-gb N] [--idle SECONDS] [--embedded]
+ *                               [--no-limit] [--keep]
  *
  * Starts its own Temporal dev server, Cairn's API (in this process) and a `cairn worker` process (the
  * built-in embedding model) on free ports over a temporary data directory; generates a deterministic
@@ -14,7 +15,9 @@
  * end, also on error or Ctrl-C; `--keep` keeps the data directory for inspection. The worker runs in its
  * own process so this one stays responsive whatever the worker does: its memory is watched and the run
  * is aborted when it passes `--max-rss-gb` (default: half the machine's memory), before it takes the
- * machine down.
+ * machine down. `--embedded` measures `cairn start` instead (API and worker in one process, as `make run`
+ * runs it). Memory (RSS) of every process is sampled during the run and for `--idle` seconds after it
+ * (default 60); then the built-in model alone embeds the run's texts, the ceiling chunks/s is compared with.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -22,8 +25,12 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
+import { embeddingText } from '../../src/services/chunk-vectors.js';
 import { generateCorpus, type CorpusFile } from './corpus.js';
-import { startBenchWorker, type BenchWorker } from './worker.js';
+import { startBenchWorker } from './worker.js';
+import { startEmbeddedCairn } from './embedded.js';
+import { measureModelLimit } from './model-limit.js';
+import { findDevServer, mb, MemoryWatch, type Component } from './processes.js';
 import { fetchParseHistories, peakOverlap, percentile, unionMs, wallShares, type WorkflowRun } from './histories.js';
 
 // Defaults sized so a full run (generation + ingest) stays within ~10 minutes on a 2-core machine;
@@ -47,6 +54,9 @@ const opts = {
   batch: Math.max(1, argument('batch', DEFAULTS.batch)),
   timeoutMs: argument('timeout', DEFAULTS.timeout) * 60_000,
   maxRssBytes: argument('max-rss-gb', Math.max(1, Math.floor(os.totalmem() / 2 / 2 ** 30))) * 2 ** 30,
+  idleSec: argument('idle', 60),
+  embedded: process.argv.includes('--embedded'),
+  limit: !process.argv.includes('--no-limit'),
   keep: process.argv.includes('--keep'),
 };
 if (opts.pdfs + opts.docx === 0) throw new Error('nothing to ingest: --pdfs and --docx are both 0');
@@ -119,33 +129,23 @@ async function allDocuments(api: Api, datasetId: string): Promise<DocView[]> {
 
 // ------------------------------------------------------------------------------------------ CPU
 
+/** The child processes of the process that parses, by role. */
+function cairnChildren(pid: number): Component[] {
+  return [
+    { name: 'embedding process', root: pid, descendantsOnly: true, match: /embedding-process/ },
+    { name: 'parser processes', root: pid, descendantsOnly: true, match: /parser-process/ },
+    { name: 'other children', root: pid, descendantsOnly: true },
+  ];
+}
+
 interface CpuSnapshot {
   at: number;
   machine: { busy: number; total: number };
-  /** This process: the API. */
-  api: NodeJS.CpuUsage;
-  worker: number;
-  children: number;
+  /** CPU seconds of each component (processes.ts), in the order of the components. */
+  components: number[];
 }
 
-/** CPU seconds used by this process's children (the worker and the Temporal dev server); Linux /proc only, else 0. */
-function childrenCpuSeconds(): number {
-  try {
-    let total = 0;
-    for (const tid of readdirSync('/proc/self/task')) {
-      for (const pid of readFileSync(`/proc/self/task/${tid}/children`, 'utf8').split(/\s+/).filter(Boolean)) {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        total += (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100 on Linux)
-      }
-    }
-    return total;
-  } catch {
-    return 0;
-  }
-}
-
-function cpuSnapshot(worker: BenchWorker): CpuSnapshot {
+function cpuSnapshot(watch: MemoryWatch): CpuSnapshot {
   let busy = 0;
   let total = 0;
   for (const c of os.cpus()) {
@@ -153,16 +153,13 @@ function cpuSnapshot(worker: BenchWorker): CpuSnapshot {
     busy += t.user + t.nice + t.sys + t.irq;
     total += t.user + t.nice + t.sys + t.irq + t.idle;
   }
-  return { at: performance.now(), machine: { busy, total }, api: process.cpuUsage(), worker: worker.cpuSeconds(), children: childrenCpuSeconds() };
+  return { at: performance.now(), machine: { busy, total }, components: watch.cpuSeconds() };
 }
 
 function cpuUse(from: CpuSnapshot, to: CpuSnapshot) {
   const wall = (to.at - from.at) / 1000;
   const machine = (to.machine.busy - from.machine.busy) / Math.max(1, to.machine.total - from.machine.total);
-  const api = (to.api.user + to.api.system - from.api.user - from.api.system) / 1e6;
-  const worker = to.worker - from.worker;
-  const temporal = to.children - from.children - worker;
-  return { wall, machine, api, worker, temporal };
+  return { wall, machine, components: to.components.map((x, i) => x - from.components[i]!) };
 }
 
 // ------------------------------------------------------------------------------------------ report helpers
@@ -240,15 +237,15 @@ async function main(): Promise<void> {
     embeddedWorker: false, // a `cairn worker` process, see worker.ts
   };
   const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' });
-  let cairn: Cairn | undefined;
-  let worker: BenchWorker | undefined;
+  const stops: (() => Promise<void>)[] = [];
   let monitor: NodeJS.Timeout | undefined;
+  let memory: MemoryWatch | undefined;
   let stopping: Promise<void> | undefined;
   const stopAll = () =>
     (stopping ??= (async () => {
       clearInterval(monitor);
-      if (worker) await worker.stop();
-      if (cairn) await cairn.stop();
+      memory?.stop();
+      for (const stop of stops.reverse()) await stop();
       if (opts.keep) console.log(`data directory kept: ${dataDir}`);
       else rmSync(dataDir, { recursive: true, force: true });
     })());
@@ -261,27 +258,64 @@ async function main(): Promise<void> {
 
   try {
     t = performance.now();
-    cairn = await startCairn(config, { log });
-    worker = await startBenchWorker(config, cairn.temporalAddress);
-    const w = worker;
-    console.log(
-      `started Temporal dev server (${cairn.temporalAddress}), Cairn API (${cairn.url}) and a worker process (pid ${w.child.pid}) in ${sec(performance.now() - t)}; data in ${dataDir}`,
-    );
+    // What runs the pipeline: the process watched for runaway memory, and the processes measured.
+    let installation: { url: string; adminKey: string; temporalAddress: string; guarded: { pid: number; exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined; logTail(): string; kill(): void }; components: Component[] };
+    if (opts.embedded) {
+      const cairn = await startEmbeddedCairn(config.rootDir, dataDir, config.taskQueue);
+      stops.push(() => cairn.stop());
+      const devServer = findDevServer(cairn.child.pid!);
+      installation = {
+        url: cairn.url,
+        adminKey: cairn.adminKey,
+        temporalAddress: cairn.temporalAddress,
+        guarded: { pid: cairn.child.pid!, exited: cairn.exited, logTail: () => cairn.logTail(), kill: () => cairn.child.kill('SIGKILL') },
+        components: [
+          { name: 'Cairn process', root: cairn.child.pid!, rootOnly: true },
+          ...cairnChildren(cairn.child.pid!),
+          ...(devServer ? [{ name: 'Temporal dev server', root: devServer, rootOnly: true }] : []),
+        ],
+      };
+      console.log(`started \`cairn start\` (pid ${cairn.child.pid}, ${cairn.url}, Temporal ${cairn.temporalAddress}) in ${sec(performance.now() - t)}; data in ${dataDir}`);
+    } else {
+      const cairn: Cairn = await startCairn(config, { log });
+      stops.push(() => cairn.stop());
+      const worker = await startBenchWorker(config, cairn.temporalAddress);
+      stops.push(() => worker.stop());
+      const devServer = findDevServer(process.pid);
+      installation = {
+        url: cairn.url,
+        adminKey: cairn.adminApiKey!,
+        temporalAddress: cairn.temporalAddress,
+        guarded: { pid: worker.child.pid!, exited: worker.exited, logTail: () => worker.logTail(), kill: () => worker.child.kill('SIGKILL') },
+        components: [
+          { name: 'API (this process)', root: process.pid, rootOnly: true },
+          { name: 'worker process', root: worker.child.pid!, rootOnly: true },
+          ...cairnChildren(worker.child.pid!),
+          ...(devServer ? [{ name: 'Temporal dev server', root: devServer, rootOnly: true }] : []),
+        ],
+      };
+      console.log(
+        `started Temporal dev server (${cairn.temporalAddress}), Cairn API (${cairn.url}) and a worker process (pid ${worker.child.pid}) in ${sec(performance.now() - t)}; data in ${dataDir}`,
+      );
+    }
+    const { components, guarded } = installation;
+    memory = new MemoryWatch(components);
+    const mem = memory;
+    const guardedIndex = components.findIndex((c) => c.root === guarded.pid);
     // Watch the worker from a timer, so a long parse request does not hide a runaway worker.
-    let peakRss = w.rss();
     let parseStartAt = 0;
     let fatal: Error | undefined;
     monitor = setInterval(() => {
-      const rss = w.rss();
-      if (rss > peakRss) peakRss = rss;
-      const exit = w.exited();
-      if (!fatal && exit) fatal = new Error(`the worker process exited (${exit.code ?? exit.signal}); its log ends with:\n${w.logTail()}`);
+      const rss = mem.last.rss[guardedIndex]!;
+      const exit = guarded.exited();
+      if (!fatal && exit) fatal = new Error(`the process running the worker exited (${exit.code ?? exit.signal}); its log ends with:\n${guarded.logTail()}`);
       if (!fatal && rss > opts.maxRssBytes) {
         const since = parseStartAt ? ` ${sec(performance.now() - parseStartAt)} after the parse request` : '';
-        fatal = new Error(`the worker process grew to ${(rss / 2 ** 30).toFixed(1)} GB of memory${since} (limit --max-rss-gb ${opts.maxRssBytes / 2 ** 30}); stopped it`);
-        w.child.kill('SIGKILL');
+        fatal = new Error(`the process running the worker grew to ${(rss / 2 ** 30).toFixed(1)} GB of memory${since} (limit --max-rss-gb ${opts.maxRssBytes / 2 ** 30}); stopped it`);
+        guarded.kill();
       }
     }, 500);
+    const cairn = { url: installation.url, adminApiKey: installation.adminKey, temporalAddress: installation.temporalAddress };
     const api = new Api(cairn.url, cairn.adminApiKey!);
     const ds = await api.call<{ id: string; embedding_model: string; chunk_method: string }>('POST', '/datasets', { json: { name: `ingest-bench-${Date.now()}` } });
     console.log(`dataset ${ds.id}: chunk_method ${ds.chunk_method}, embedding_model ${ds.embedding_model}`);
@@ -303,7 +337,9 @@ async function main(): Promise<void> {
     );
 
     // Parse and wait.
-    const cpuStart = cpuSnapshot(w);
+    const idleBefore = mem.sample();
+    mem.resetPeaks();
+    const cpuStart = cpuSnapshot(mem);
     const parseStart = performance.now();
     parseStartAt = parseStart;
     const parseStartEpoch = Date.now();
@@ -330,7 +366,8 @@ async function main(): Promise<void> {
       if (elapsed > opts.timeoutMs) throw new Error(`timed out after ${sec(elapsed)}: ${finished} of ${ids.length} documents finished`);
     }
     const parseMs = performance.now() - parseStart;
-    const cpuEnd = cpuSnapshot(w);
+    const cpuEnd = cpuSnapshot(mem);
+    const peaks = { each: [...mem.peaks], total: mem.peakTotal };
 
     // Results as the API reports them.
     const docs = await allDocuments(api, ds.id);
@@ -363,12 +400,22 @@ async function main(): Promise<void> {
     const cpu = cpuUse(cpuStart, cpuEnd);
     const cores = (x: number) => `${x.toFixed(0)} CPU-s = ${(x / cpu.wall).toFixed(2)} cores`;
     console.log(
-      `CPU while parsing: machine ${(cpu.machine * 100).toFixed(0)}% busy across ${os.availableParallelism()} cores; worker process ${cores(cpu.worker)}; ` +
-        `API process ${cores(cpu.api)}; Temporal dev server ${cores(cpu.temporal)}`,
+      `CPU while parsing: machine ${(cpu.machine * 100).toFixed(0)}% busy across ${os.availableParallelism()} cores; ` +
+        components.map((c, i) => `${c.name} ${cores(cpu.components[i]!)}`).join('; '),
+    );
+    const byName = (name: string) => {
+      const i = components.findIndex((c) => c.name === name);
+      return i < 0 ? 0 : cpu.components[i]!;
+    };
+    // The process that parses, with its children (the embedding model and the parsers): the worker's cost.
+    const workCpu = components.reduce((n, c, i) => (c.root === guarded.pid ? n + cpu.components[i]! : n), 0);
+    console.log(
+      `cost of the process that parses: ${(workCpu / Math.max(1, ok.length)).toFixed(2)} CPU-s per document, ${((1000 * workCpu) / Math.max(1, chunks)).toFixed(1)} CPU-ms per chunk; ` +
+        `load average ${os.loadavg()[0]!.toFixed(2)} at the end (other processes compete for the cores)`,
     );
     console.log(
-      `worker cost: ${(cpu.worker / Math.max(1, ok.length)).toFixed(2)} CPU-s per document, ${((1000 * cpu.worker) / Math.max(1, chunks)).toFixed(1)} CPU-ms per chunk; ` +
-        `peak worker memory ${(peakRss / 2 ** 30).toFixed(2)} GB RSS; load average ${os.loadavg()[0]!.toFixed(2)} at the end (other processes compete for the cores)`,
+      `memory (RSS) while parsing, peak: ${components.map((c, i) => `${c.name} ${mb(peaks.each[i]!)}`).join('; ')}; ` +
+        `whole installation ${mb(peaks.total)} (before the parse request: ${mb(idleBefore.total)})`,
     );
     console.log(
       `API latency while parsing (${pollLatencies.length} progress polls, GET /datasets/{id}/documents?run=...): ` +
@@ -399,6 +446,60 @@ async function main(): Promise<void> {
     );
     console.log(`cleanup activity (removeWorkFiles, Scheduled->Completed, i.e. incl. its queue wait): mean ${sec(mean(cleanup))} per workflow`);
     console.log(`orchestration (workflow time between activities: workflow tasks, scheduling): mean ${sec(mean(overhead))} per workflow`);
+
+    // Memory coming back: the installation left alone after its last document.
+    if (opts.idleSec > 0) {
+      console.log(`\n== memory (RSS) after the last DONE, idle for ${opts.idleSec} s ==`);
+      console.log(`  ${'after'.padStart(6)} ${components.map((c) => pad(c.name, Math.max(12, c.name.length))).join(' ')} ${pad('total', 8)}`);
+      const idleStart = performance.now();
+      for (let next = 0; ; next = Math.min(opts.idleSec, next + 10)) {
+        const wait = idleStart + next * 1000 - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const s = mem.sample();
+        console.log(`  ${pad(`${next} s`, 6)} ${components.map((c, i) => pad(mb(s.rss[i]!), Math.max(12, c.name.length))).join(' ')} ${pad(mb(s.total), 8)}`);
+        if (next >= opts.idleSec) break;
+      }
+      const health = await fetch(new URL('/api/v1/system/healthz', cairn.url)).then((r) => r.json() as Promise<Record<string, unknown>>);
+      console.log(`  healthz of the API process: rss_mb ${health.rss_mb}; caches ${JSON.stringify(health.caches ?? 'not reported')}`);
+    }
+
+    // The ceiling: the model alone on the texts this run embedded (chunk texts and titles).
+    if (opts.limit && ok.length > 0) {
+      const texts: string[] = ok.map((d) => d.name);
+      for (const d of ok) {
+        for (let page = 1; ; page++) {
+          const data = await api.call<{ chunks: { content: string; questions: string[] }[] }>('GET', `/datasets/${ds.id}/documents/${d.id}/chunks`, { query: { page, page_size: 100 } });
+          texts.push(...data.chunks.map(embeddingText));
+          if (data.chunks.length < 100) break;
+        }
+      }
+      const limit = await measureModelLimit(texts);
+      const limitChunksPerSecond = chunks / limit.seconds;
+      const e2eChunksPerSecond = chunks / (parseMs / 1000);
+      console.log(`\n== against the embedding model's limit on this machine (same texts, the model alone, load average ${os.loadavg()[0]!.toFixed(2)}) ==`);
+      console.log(
+        `model alone: ${limit.texts} texts (${chunks} chunks + ${ok.length} titles, mean ${limit.meanTokens.toFixed(0)} tokens) in ${limit.seconds.toFixed(1)} s = ` +
+          `${limit.textsPerSecond.toFixed(1)} texts/s, i.e. ${limitChunksPerSecond.toFixed(1)} chunks/s and ${(pages / limit.seconds).toFixed(2)} pages/s at most`,
+      );
+      console.log(
+        `end to end:  ${e2eChunksPerSecond.toFixed(1)} chunks/s, ${rate(pages, parseMs)} pages/s = ${((100 * e2eChunksPerSecond) / limitChunksPerSecond).toFixed(0)}% of the limit`,
+      );
+      // Where the rest goes: the CPU the machine gave while parsing, split by who used it.
+      const capacity = cpu.wall * os.availableParallelism();
+      const ours = cpu.components.reduce((n, c) => n + c, 0);
+      const busy = cpu.machine * capacity;
+      const pct = (x: number) => `${x.toFixed(0)} CPU-s (${((100 * x) / capacity).toFixed(0)}%)`;
+      console.log(
+        `the model needs ${limit.cpuSeconds.toFixed(0)} CPU-s for these texts (${((1000 * limit.cpuSeconds) / limit.texts).toFixed(1)} CPU-ms each, ` +
+          `${(limit.cpuSeconds / limit.seconds).toFixed(2)} cores busy while alone). While parsing, the machine had ${capacity.toFixed(0)} CPU-s (${sec(parseMs)} x ${os.availableParallelism()} cores):`,
+      );
+      const embedding = byName('embedding process');
+      console.log(
+        `  the embedding process ${pct(embedding)}: the model's own ${pct(limit.cpuSeconds)} and ${pct(embedding - limit.cpuSeconds)} more (the model slowed by sharing the cores, tokenizing, messages); ` +
+          components.filter((c) => c.name !== 'embedding process').map((c) => `${c.name} ${pct(byName(c.name))}`).join('; ') +
+          `; other processes on the machine ${pct(Math.max(0, busy - ours))}; idle ${pct(Math.max(0, capacity - busy))}`,
+      );
+    }
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);

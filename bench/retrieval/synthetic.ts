@@ -1,5 +1,5 @@
 import type { IndexedChunk } from '../../src/index/types.js';
-import { loadSciFact, scifactAvailable } from '../quality/scifact.js';
+import { beirAvailable, loadBeir } from '../quality/beir.js';
 
 /** Deterministic PRNG (mulberry32) so that every run indexes and queries the same data. */
 export { random as prng } from '../../test/fixtures/generate.js';
@@ -19,8 +19,8 @@ export interface TextSource {
 
 /** Real scientific sentences (SciFact abstracts, re-mixed) when available, else Zipf-distributed words. */
 export function textSource(random: () => number): TextSource {
-  if (scifactAvailable()) {
-    const { corpus, queries } = loadSciFact();
+  if (beirAvailable()) {
+    const { corpus, queries } = loadBeir();
     const sentences = corpus.flatMap((d) => d.text.split(/(?<=\.)\s+/)).filter((s) => s.length > 20);
     return { sentences, titles: corpus.map((d) => d.title), questions: queries.map((q) => q.text) };
   }

@@ -1,23 +1,53 @@
 import path from 'node:path';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
+import { configEnv, unknownCairnVariables } from '../config-schema.js';
+import { UsageError, parseStartArgs, parseWorkerArgs } from './options.js';
 
 const USAGE = `usage: cairn <command>
-  start                      start the service (default): HTTP API, worker and, unless TEMPORAL_ADDRESS is set, a Temporal dev server
-  worker                     run a Temporal worker alone (needs TEMPORAL_ADDRESS)
+  start [--no-worker]        start the service (default): HTTP API, workers and, unless TEMPORAL_ADDRESS is set, a Temporal
+                             dev server; --no-worker: the HTTP API alone (an API replica; same as CAIRN_EMBEDDED_WORKER=false)
+  worker [--queues ROLES]    run Temporal workers alone (needs TEMPORAL_ADDRESS); ROLES: comma-separated parse, agents,
+                             memory (default: CAIRN_WORKER_QUEUES, else all)
   keys create --email EMAIL  print a new API key for the user (created if missing)
   migrate                    apply database migrations and exit
   backup DIR                 consistent copy of the data dir (databases, files, secrets) into a new DIR, while Cairn runs
   restore DIR [--force]      put a backup into CAIRN_DATA_DIR (Cairn stopped; --force replaces a non-empty one)
+  migrate-to --database-url postgres://… --blobs s3://…|file:DIR --index embedded|milvus://… --data-dir DIR
+                             copy the stopped embedded installation in CAIRN_DATA_DIR to PostgreSQL, S3 and a chunk index (docs/scale-out.md)
   mcp [--api-key KEY] [--url URL]
                              MCP server on stdio for a running Cairn (CAIRN_API_KEY, CAIRN_URL; default http://127.0.0.1:9380)
 `;
 
 async function main(argv: string[]): Promise<number> {
   const [command = 'start', ...rest] = argv;
-  const config = loadConfig();
+  try {
+    return await run(command, rest);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${err.message}\n${USAGE}`);
+    return 2;
+  }
+}
+
+/** Variables named like Cairn's that nothing reads are most likely typos: say so instead of ignoring them. */
+function warnUnknownVariables(): void {
+  for (const name of unknownCairnVariables(configEnv())) console.warn(`cairn: ${name} is not a Cairn setting and is ignored (see the README's configuration table)`);
+}
+
+async function run(command: string, rest: string[]): Promise<number> {
+  // Read when a command needs it: `cairn help` and `cairn mcp` do not depend on the server's settings.
+  let loaded: Config | undefined;
+  const configuration = () => (loaded ??= loadConfig());
   switch (command) {
     // Each command loads only its own modules, so `cairn mcp` starts fast.
     case 'start': {
+      const { noWorker } = parseStartArgs(rest);
+      warnUnknownVariables();
+      const config = configuration();
+      if (noWorker) config.embeddedWorker = false;
+      if (!config.embeddedWorker && configEnv().CAIRN_WORKER_QUEUES) {
+        throw new UsageError('cairn start: CAIRN_WORKER_QUEUES chooses the queues of in-process workers, but this API runs none (--no-worker or CAIRN_EMBEDDED_WORKER=false); unset it');
+      }
       // Before loading the server's modules: a second start on the same data dir is refused at once.
       (await import('../engine/data-dir-lock.js')).assertDataDirFree(config.dataDir);
       const { startCairn } = await import('../server.js');
@@ -32,11 +62,21 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'worker': {
+      const { roles } = parseWorkerArgs(rest);
+      warnUnknownVariables();
+      const config = configuration();
+      if (roles) config.workerRoles = roles;
       const { runWorkerOnly } = await import('./worker.js');
-      const stop = await runWorkerOnly(config);
-      await untilSignal();
-      await stop();
-      return 0;
+      const worker = await runWorkerOnly(config);
+      const code = await Promise.race([
+        untilSignal().then(() => 0),
+        worker.failed.then((err) => {
+          console.error(`cairn worker: a Temporal worker stopped: ${err instanceof Error ? err.message : String(err)}`);
+          return 1;
+        }),
+      ]);
+      await worker.stop();
+      return code;
     }
     case 'keys': {
       const emailAt = rest.indexOf('--email');
@@ -45,23 +85,28 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       const { createKey } = await import('./keys.js');
-      console.log(await createKey(config, rest[emailAt + 1]));
+      console.log(await createKey(configuration(), rest[emailAt + 1]));
       return 0;
     }
     case 'migrate': {
       const { openDatabase } = await import('../store/db.js');
-      const db = await openDatabase(config.databaseUrl);
+      const db = await openDatabase(configuration().databaseUrl);
       await db.close();
       console.log('database is up to date');
       return 0;
     }
     case 'backup': {
       const { runBackupCommand } = await import('./backup.js');
-      return runBackupCommand(config, rest);
+      return runBackupCommand(configuration(), rest);
     }
     case 'restore': {
       const { runRestoreCommand } = await import('./restore.js');
-      return runRestoreCommand(config, rest);
+      return runRestoreCommand(configuration(), rest);
+    }
+    case 'migrate-to': {
+      // Reads the environment itself: its CAIRN_S3_* variables describe the target, which the source's configuration would refuse.
+      const { runMigrateToCommand } = await import('./migrate-to.js');
+      return runMigrateToCommand(configEnv(), rest);
     }
     case 'mcp': {
       const { runMcp } = await import('./mcp.js');

@@ -1,9 +1,10 @@
 import { destination, pino } from 'pino';
 import { HttpBackend } from '../mcp/http-backend.js';
 import { serveStdio } from '../mcp/stdio.js';
+import { configEnv, type SettingsEnv } from '../config-schema.js';
 
 /** `cairn mcp`: an MCP server on stdin/stdout in front of a running Cairn, acting as the API key's user. */
-export async function runMcp(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runMcp(args: string[], env: SettingsEnv = configEnv()): Promise<number> {
   // stdout carries the protocol, so logs go to stderr.
   const log = pino({ base: { svc: 'cairn-mcp' }, level: env.LOG_LEVEL ?? 'info' }, destination({ dest: 2, sync: true }));
   const apiKey = option(args, '--api-key') ?? env.CAIRN_API_KEY;

@@ -1,25 +1,38 @@
 import type { Config } from '../config.js';
 import { openBackends } from '../wiring.js';
-import { startWorkers } from '../engine/worker.js';
-import { createActivities } from '../../activities/index.js';
+import { describeQueues, startWorkers } from '../engine/worker.js';
+import { roleActivities } from '../../activities/roles.js';
 
-/** A worker without the HTTP API, for scaling parsing out to more processes. */
-export async function runWorkerOnly(config: Config): Promise<() => Promise<void>> {
+export interface WorkerOnly {
+  /** Settles when a Temporal worker stops on its own (lost server, bad bundle): the process should exit. */
+  failed: Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+/** Temporal workers without the HTTP API, polling the task queues of `config.workerRoles`. */
+export async function runWorkerOnly(config: Config): Promise<WorkerOnly> {
   if (!config.temporalAddress) throw new Error('cairn worker needs TEMPORAL_ADDRESS (host:port of the Temporal server)');
   const backends = await openBackends(config);
-  const worker = await startWorkers({
+  let fail: (err: unknown) => void = () => {};
+  const failed = new Promise<unknown>((resolve) => (fail = resolve));
+  const workers = await startWorkers({
     address: config.temporalAddress,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     rootDir: config.rootDir,
-    activities: createActivities(backends),
+    roles: config.workerRoles,
+    activitiesOf: (role) => roleActivities(role, backends),
+    onFatal: (err) => fail(err),
   }).catch(async (err: unknown) => {
     await backends.close();
     throw err;
   });
-  console.log(`worker polling task queue '${config.taskQueue}' on ${config.temporalAddress}`);
-  return async () => {
-    await worker.stop();
-    await backends.close();
+  console.log(`worker polling task queues ${describeQueues(workers.queues)} on ${config.temporalAddress}`);
+  return {
+    failed,
+    async stop() {
+      await workers.stop();
+      await backends.close();
+    },
   };
 }

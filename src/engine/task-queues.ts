@@ -1,4 +1,4 @@
-/** Workflow and activity names and workflow-id schemes, in one place. */
+/** Workflow and activity names, task queues and workflow-id schemes, in one place. */
 export const WORKFLOWS = {
   deleteDatasets: 'deleteDatasets',
   parseDocument: 'parseDocument',
@@ -6,9 +6,60 @@ export const WORKFLOWS = {
   memoryExtraction: 'memoryExtraction',
 } as const;
 
+export type WorkflowName = (typeof WORKFLOWS)[keyof typeof WORKFLOWS];
+
+/**
+ * What a worker process can be asked to do (`cairn worker --queues`, CAIRN_WORKER_QUEUES). Each role is
+ * one task queue: the workflows started there and the activities they schedule run only on workers
+ * polling it, so a chat turn never waits behind a long parse, and each kind of work scales apart.
+ */
+export const WORKER_ROLES = ['parse', 'agents', 'memory'] as const;
+export type WorkerRole = (typeof WORKER_ROLES)[number];
+
+/** The workflows each role runs; every workflow belongs to exactly one role. */
+export const ROLE_WORKFLOWS: Record<WorkerRole, readonly WorkflowName[]> = {
+  parse: [WORKFLOWS.parseDocument, WORKFLOWS.deleteDatasets],
+  agents: [WORKFLOWS.agentRun],
+  memory: [WORKFLOWS.memoryExtraction],
+};
+
+/**
+ * The task queue of a role, derived from the deployment's CAIRN_TASK_QUEUE: parsing keeps the bare name
+ * (the queue every workflow used before roles existed), the others get a suffix.
+ */
+export function roleTaskQueue(role: WorkerRole, taskQueue: string): string {
+  return role === 'parse' ? taskQueue : `${taskQueue}-${role}`;
+}
+
+/** The role whose workers run `workflow`. */
+export function roleOfWorkflow(workflow: WorkflowName): WorkerRole {
+  const role = WORKER_ROLES.find((r) => ROLE_WORKFLOWS[r].includes(workflow));
+  if (!role) throw new Error(`workflow ${workflow} belongs to no worker role`);
+  return role;
+}
+
+/** The task queue `workflow` is started on. */
+export function workflowTaskQueue(workflow: WorkflowName, taskQueue: string): string {
+  return roleTaskQueue(roleOfWorkflow(workflow), taskQueue);
+}
+
 /** Agent runs poll their own queue, so a long parse never delays a chat turn. */
 export function agentTaskQueue(taskQueue: string): string {
-  return `${taskQueue}-agents`;
+  return roleTaskQueue('agents', taskQueue);
+}
+
+/**
+ * Reads a comma-separated list of roles (`parse,agents`); `source` names where it came from in the error
+ * (`--queues`, `CAIRN_WORKER_QUEUES`). Refuses an empty list and unknown names, listing the valid ones.
+ */
+export function parseWorkerRoles(value: string, source: string): WorkerRole[] {
+  const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const valid = WORKER_ROLES.join(', ');
+  if (names.length === 0) throw new Error(`${source}: no worker role given; valid roles are ${valid}`);
+  const unknown = names.filter((n) => !(WORKER_ROLES as readonly string[]).includes(n));
+  if (unknown.length) throw new Error(`${source}: unknown worker role${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; valid roles are ${valid}`);
+  // In the canonical order, once each: `agents,parse,agents` polls the same queues as `parse,agents`.
+  return WORKER_ROLES.filter((r) => names.includes(r));
 }
 
 /** Workflow ids are derived from the objects they work on, so a second start finds the first run. */

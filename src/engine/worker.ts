@@ -1,12 +1,11 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { agentTaskQueue } from './task-queues.js';
+import { WORKER_ROLES, roleTaskQueue, type WorkerRole } from './task-queues.js';
 import { bundleIsStale, workflowBundlePath, writeWorkflowBundle } from './bundle-workflows.js';
 
 export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale). */
 let runtimeInstalled = false;
 
 /** The SDK logs to the console; only its warnings are worth an operator's attention. */
@@ -20,6 +19,7 @@ export function installRuntimeOnce(): void {
   }
 }
 
+/** Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale). */
 export async function startWorker(opts: {
   address: string;
   namespace: string;
@@ -56,19 +56,48 @@ export async function startWorker(opts: {
   };
 }
 
+/** How each role's worker is tuned. */
+const ROLE_OPTIONS: Record<WorkerRole, { maxConcurrentActivities: number; maxHeartbeatThrottleInterval?: string }> = {
+  parse: { maxConcurrentActivities: 16 },
+  // Heartbeats at least every 300 ms, so a stop reaches a model stream at once; model calls mostly wait.
+  agents: { maxConcurrentActivities: 64, maxHeartbeatThrottleInterval: '300 milliseconds' },
+  memory: { maxConcurrentActivities: 16 },
+};
+
+export interface RunningWorkers extends RunningWorker {
+  /** The task queue polled for each role, in WORKER_ROLES order. */
+  queues: { role: WorkerRole; queue: string }[];
+}
+
 /**
- * The worker roles of a Cairn process: parsing and other long work on the main queue, agent runs on
- * their own queue (heartbeats at least every 300 ms, so a stop reaches a model stream at once).
+ * One Temporal worker per role on the role's task queue (roleTaskQueue), each registering only the
+ * activities `activitiesOf(role)` gives it. `cairn start` runs every role in-process; `cairn worker
+ * --queues` the chosen ones.
  */
-export async function startWorkers(opts: Parameters<typeof startWorker>[0]): Promise<RunningWorker> {
-  const main = await startWorker(opts);
-  const agents = await startWorker({ ...opts, taskQueue: agentTaskQueue(opts.taskQueue), maxConcurrentActivities: 64, maxHeartbeatThrottleInterval: '300 milliseconds' }).catch(async (err) => {
-    await main.stop();
-    throw err;
-  });
-  return {
-    async stop() {
-      await Promise.all([main.stop(), agents.stop()]);
-    },
+export async function startWorkers(
+  opts: Omit<Parameters<typeof startWorker>[0], 'activities' | 'maxConcurrentActivities' | 'maxHeartbeatThrottleInterval'> & {
+    roles: readonly WorkerRole[];
+    activitiesOf: (role: WorkerRole) => object;
+  },
+): Promise<RunningWorkers> {
+  if (opts.roles.length === 0) throw new Error(`a worker needs at least one role (${WORKER_ROLES.join(', ')})`);
+  const roles = WORKER_ROLES.filter((r) => opts.roles.includes(r));
+  const started: RunningWorker[] = [];
+  const stopAll = async () => {
+    await Promise.all(started.map((w) => w.stop()));
   };
+  try {
+    for (const role of roles) {
+      started.push(await startWorker({ ...opts, ...ROLE_OPTIONS[role], taskQueue: roleTaskQueue(role, opts.taskQueue), activities: opts.activitiesOf(role) }));
+    }
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  return { queues: roles.map((role) => ({ role, queue: roleTaskQueue(role, opts.taskQueue) })), stop: stopAll };
+}
+
+/** `'cairn' (parse), 'cairn-agents' (agents)`: for the line a worker logs when it starts. */
+export function describeQueues(queues: RunningWorkers['queues']): string {
+  return queues.map(({ role, queue }) => `'${queue}' (${role})`).join(', ');
 }

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { WORKFLOWS, agentTaskQueue, workflowIds } from './task-queues.js';
+import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type WorkflowName } from './task-queues.js';
 import type { AgentRunInput } from '../agents/run-types.js';
 import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl } from '../services/documents.js';
 
-/** Starts and controls Cairn's workflows. */
+/** Starts and controls Cairn's workflows, each on the task queue of the worker role that runs it. */
 export class WorkflowClient implements DatasetCleanup, ParseControl {
   private constructor(
     readonly client: Client,
@@ -40,7 +40,7 @@ export class WorkflowClient implements DatasetCleanup, ParseControl {
   async startAgentRun(input: AgentRunInput): Promise<boolean> {
     try {
       await this.client.workflow.start(WORKFLOWS.agentRun, {
-        taskQueue: agentTaskQueue(this.taskQueue),
+        taskQueue: workflowTaskQueue(WORKFLOWS.agentRun, this.taskQueue),
         workflowId: workflowIds.agentRun(input.agentId, input.sessionId),
         args: [input],
         memo: { runKey: input.runKey },
@@ -107,9 +107,9 @@ export class WorkflowClient implements DatasetCleanup, ParseControl {
   }
 
   /** Starts a workflow unless one with the same id is already running. */
-  async startOnce(type: string, workflowId: string, args: unknown[]): Promise<boolean> {
+  async startOnce(type: WorkflowName, workflowId: string, args: unknown[]): Promise<boolean> {
     try {
-      await this.client.workflow.start(type, { taskQueue: this.taskQueue, workflowId, args });
+      await this.client.workflow.start(type, { taskQueue: workflowTaskQueue(type, this.taskQueue), workflowId, args });
       return true;
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;

@@ -1,13 +1,12 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { queryTerms, termSet } from '../retrieval/tokenizer.js';
+import { queryTerms } from '../retrieval/tokenizer.js';
 import { messageSize, planEviction, type FifoCandidate } from '../memories/size.js';
 import type { MemoryType } from '../memories/types.js';
 import { ensureMemorySchema } from './memory-sqlite-schema.js';
-import { encodeTermHashes, termHashLookup } from './term-hashes.js';
 import { fromFloat32Blob, toFloat32Blob } from './vector-codec.js';
 import type {
   AddOptions, AddResult, MemoryCandidate, MemoryIndex, MemoryListQuery, MemoryMessage, MemoryRecentQuery,
-  MemorySearchFilter, MemoryTermStats, MemoryUsage, NewMemoryMessage,
+  MemorySearchFilter, MemoryUsage, NewMemoryMessage,
 } from './memory-types.js';
 
 interface Row {
@@ -29,7 +28,7 @@ interface Row {
   vector: Buffer | null;
 }
 
-type HitRow = [message_id: number, score: number, terms: Buffer];
+type HitRow = [message_id: number, score: number];
 
 const COLUMNS = `message_id, memory_id, tenant_id, message_type, source_id, user_id, agent_id, session_id, content,
   valid_at, invalid_at, forget_at, status, size, create_time, vector`;
@@ -68,9 +67,12 @@ function toMessage(r: Row): MemoryMessage {
   };
 }
 
-function toCandidate([message_id, score, terms]: HitRow): MemoryCandidate {
-  return { message_id, score, hasTerm: termHashLookup(terms) };
+function toCandidate([message_id, score]: HitRow): MemoryCandidate {
+  return { message_id, score };
 }
+
+/** memory_rows.terms held stems for term similarity before it came from BM25: kept in the schema, left empty. */
+const NO_TERMS = Buffer.alloc(0);
 
 /** FTS5 phrase for one word (double quotes doubled). */
 const phrase = (word: string) => `"${word.replaceAll('"', '""')}"`;
@@ -83,6 +85,7 @@ const phrase = (word: string) => `"${word.replaceAll('"', '""')}"`;
  */
 export class SqliteMemoryIndex implements MemoryIndex {
   private readonly s: ReturnType<typeof prepare>;
+  private readonly imports: ReturnType<typeof prepareImport>;
 
   constructor(private readonly db: Database) {
     try {
@@ -94,6 +97,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     db.function('memory_icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
       String(text).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0);
     this.s = prepare(db);
+    this.imports = prepareImport(db);
   }
 
   async add(memoryId: string, messages: NewMemoryMessage[], options: AddOptions): Promise<AddResult> {
@@ -126,7 +130,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
             invalid_at: m.invalid_at ?? null,
             size,
             create_time: now,
-            terms: encodeTermHashes(termSet([m.content])),
+            terms: NO_TERMS,
             dim: m.vector.length,
             vector: m.vector.length ? toFloat32Blob(m.vector) : null,
           }) as { message_id: number }).message_id;
@@ -199,6 +203,37 @@ export class SqliteMemoryIndex implements MemoryIndex {
     }).immediate();
   }
 
+  async importMessages(memoryId: string, messages: MemoryMessage[], options: { idsUsedThrough?: number } = {}): Promise<void> {
+    const byId = new Map(messages.map((m) => [m.message_id, m]));
+    const stray = messages.find((m) => m.memory_id !== memoryId);
+    if (stray) throw new Error(`cannot import message ${stray.message_id} of memory ${stray.memory_id} into memory ${memoryId}`);
+    const ids = [...byId.keys()];
+    this.db.transaction(() => {
+      const taken = this.imports.ofOtherMemories.all(memoryId, json(ids)) as number[];
+      if (taken.length) throw new Error(`cannot import into memory ${memoryId}: message id(s) ${taken.slice(0, 5).join(', ')} belong to another memory`);
+      this.removeRows(memoryId, ids);
+      let bytes = 0;
+      for (const m of byId.values()) {
+        this.imports.insert.run({
+          ...m,
+          status: m.status ? 1 : 0,
+          terms: NO_TERMS,
+          dim: m.vector.length,
+          vector: m.vector.length ? toFloat32Blob(m.vector) : null,
+        });
+        this.s.insertFts.run(m.message_id, m.content);
+        bytes += m.size;
+      }
+      if (ids.length) this.s.addUsage.run(memoryId, bytes, ids.length);
+      // AUTOINCREMENT already continues after the largest id inserted; this covers ids used by gone messages.
+      const floor = ids.reduce((max, id) => Math.max(max, id), options.idsUsedThrough ?? 0);
+      if (floor > 0) {
+        this.imports.seedSequence.run(floor);
+        this.imports.raiseSequence.run(floor, floor);
+      }
+    }).immediate();
+  }
+
   async usage(memoryId: string): Promise<MemoryUsage> {
     return (this.s.usage.get(memoryId) as MemoryUsage | undefined) ?? { bytes: 0, messages: 0 };
   }
@@ -252,19 +287,6 @@ export class SqliteMemoryIndex implements MemoryIndex {
     return new Map(this.s.cosines.all({ ids: json(new Set(ids)), dim: vector.length, vector: toFloat32Blob(vector) }) as [number, number][]);
   }
 
-  async termStats(terms: { word: string; stem: string }[], filter: MemorySearchFilter): Promise<MemoryTermStats> {
-    const params = filterParams(filter);
-    const messageCount = filter.memoryIds.length ? (this.s.searchableCount.get(params) as number) : 0;
-    const messageFrequency = new Map<string, number>();
-    if (messageCount === 0) return { messageCount, messageFrequency };
-    for (const { word, stem } of terms) {
-      if (messageFrequency.has(stem)) continue;
-      const n = this.s.termCount.get({ ...params, match: phrase(word) }) as number;
-      if (n > 0) messageFrequency.set(stem, n);
-    }
-    return { messageCount, messageFrequency };
-  }
-
   async ping(): Promise<void> {
     this.s.ping.get();
   }
@@ -309,21 +331,18 @@ function prepare(db: Database) {
       WHERE memory_id = ? AND source_id IN (SELECT value FROM json_each(?)) ORDER BY source_id, message_id`),
     recent: p(`SELECT ${COLUMNS} FROM memory_rows r
       WHERE ${FILTER} AND r.forget_at IS NULL ORDER BY r.valid_at DESC, r.message_id DESC LIMIT :limit`),
-    fullText: p(`SELECT r.message_id, -bm25(memory_fts), r.terms
+    fullText: p(`SELECT r.message_id, -bm25(memory_fts)
       FROM memory_fts JOIN memory_rows r ON r.message_id = memory_fts.rowid
       WHERE memory_fts MATCH :match AND ${SEARCHABLE}
       ORDER BY bm25(memory_fts) LIMIT :limit`).raw(),
-    vectorSearch: p(`SELECT message_id, cosine, terms FROM (
-        SELECT r.message_id, 1 - vec_distance_cosine(r.vector, :vector) AS cosine, r.terms
+    vectorSearch: p(`SELECT message_id, cosine FROM (
+        SELECT r.message_id, 1 - vec_distance_cosine(r.vector, :vector) AS cosine
         FROM memory_rows r WHERE ${SEARCHABLE} AND r.dim = :dim)
       WHERE cosine IS NOT NULL ORDER BY cosine DESC, message_id DESC LIMIT :limit`).raw(),
     cosines: p(`SELECT message_id, cosine FROM (
         SELECT r.message_id, 1 - vec_distance_cosine(r.vector, :vector) AS cosine
         FROM memory_rows r WHERE r.message_id IN (SELECT value FROM json_each(:ids)) AND r.dim = :dim)
       WHERE cosine IS NOT NULL`).raw(),
-    searchableCount: p(`SELECT count(*) FROM memory_rows r WHERE ${SEARCHABLE}`).pluck(),
-    termCount: p(`SELECT count(*) FROM memory_fts JOIN memory_rows r ON r.message_id = memory_fts.rowid
-      WHERE memory_fts MATCH :match AND ${SEARCHABLE}`).pluck(),
     ping: p(`SELECT 1 FROM memory_rows LIMIT 1`),
   };
 }
@@ -332,3 +351,18 @@ function prepare(db: Database) {
 const ROOT = `(r.source_id = 0 OR NOT EXISTS (SELECT 1 FROM memory_rows s WHERE s.message_id = r.source_id))
   AND (:agents IS NULL OR r.agent_id IN (SELECT value FROM json_each(:agents)))
   AND (:keywords IS NULL OR memory_icontains(r.session_id, :keywords))`;
+
+/** Statements of importMessages: rows inserted with the ids they had, and the id sequence moved past gone ones. */
+function prepareImport(db: Database) {
+  return {
+    insert: db.prepare(`INSERT INTO memory_rows (message_id, memory_id, tenant_id, message_type, source_id, user_id, agent_id,
+        session_id, dedup_key, content, valid_at, invalid_at, forget_at, status, size, create_time, terms, dim, vector)
+      VALUES (:message_id, :memory_id, :tenant_id, :message_type, :source_id, :user_id, :agent_id, :session_id, NULL, :content,
+        :valid_at, :invalid_at, :forget_at, :status, :size, :create_time, :terms, :dim, :vector)`),
+    ofOtherMemories: db.prepare(`SELECT message_id FROM memory_rows
+      WHERE memory_id != ? AND message_id IN (SELECT value FROM json_each(?))`).pluck(),
+    seedSequence: db.prepare(`INSERT INTO sqlite_sequence (name, seq)
+      SELECT 'memory_rows', ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'memory_rows')`),
+    raiseSequence: db.prepare(`UPDATE sqlite_sequence SET seq = ? WHERE name = 'memory_rows' AND seq < ?`),
+  };
+}

@@ -4,8 +4,8 @@ import type { Database } from 'better-sqlite3';
  * Tables of the embedded memory index (all prefixed `memory_`, next to the chunk index's `chunk_`
  * tables in the same database file), created idempotently.
  *
- * - memory_rows         one row per message: every MemoryMessage field, `terms` (the content's stems for
- *                       term similarity, term-hashes.ts), `dim` and the float32 `vector` (last, so scans
+ * - memory_rows         one row per message: every MemoryMessage field, `terms` (unused, left empty: it held
+ *                       stems before term similarity came from BM25), `dim` and the float32 `vector` (last, so scans
  *                       that skip it never read its overflow pages). message_id is AUTOINCREMENT: one
  *                       global integer sequence whose ids are never reused, even after FIFO removals;
  * - memory_fts          FTS5 over the content; contentless (the text lives in memory_rows) with

@@ -88,17 +88,8 @@ export interface MemorySearchFilter {
 /** A search hit with what scoring needs, without loading the whole message. */
 export interface MemoryCandidate {
   message_id: number;
-  /** Full-text: bm25-derived relevance (higher is better). Vector: cosine in -1..1. */
+  /** Full-text: the engine's own BM25 relevance (> 0, higher is better). Vector: cosine in -1..1. */
   score: number;
-  /** Whether the message's content includes the stem (retrieval tokenizer's stems). */
-  hasTerm(stem: string): boolean;
-}
-
-export interface MemoryTermStats {
-  /** Searchable messages in the filter. */
-  messageCount: number;
-  /** Messages in the filter whose content contains each stem; stems found nowhere are absent. */
-  messageFrequency: Map<string, number>;
 }
 
 export interface MemoryListQuery {
@@ -128,6 +119,14 @@ export interface MemoryIndex {
   remove(memoryId: string, messageIds: number[]): Promise<number>;
   /** Removes every message of a memory and its bookkeeping. */
   deleteMemory(memoryId: string): Promise<number>;
+  /**
+   * Stores messages exactly as another index kept them (message ids, sizes, times, status, forget_at),
+   * replacing those of the memory stored under the same ids, and adds their sizes to the memory's total;
+   * no FIFO. For moving memories between indexes (`cairn migrate-to`); rerunning it changes nothing.
+   * Ids given out by later `add`s are above every imported id and above `options.idsUsedThrough` (ids of
+   * messages that are gone but still named elsewhere, such as by a memory task, are never reused).
+   */
+  importMessages(memoryId: string, messages: MemoryMessage[], options?: { idsUsedThrough?: number }): Promise<void>;
   usage(memoryId: string): Promise<MemoryUsage>;
   /** The total counted from the messages themselves (for checks and tests). */
   recount(memoryId: string): Promise<MemoryUsage>;
@@ -138,13 +137,11 @@ export interface MemoryIndex {
   list(memoryId: string, query: MemoryListQuery): Promise<{ total: number; messages: MemoryMessage[]; extracted: Map<number, MemoryMessage[]> }>;
   /** Most recent by valid_at; forgotten messages hidden, disabled ones included. */
   recent(query: MemoryRecentQuery): Promise<MemoryMessage[]>;
-  /** Best bm25 matches among searchable messages (enabled, not forgotten), best first. */
+  /** Best BM25 matches among searchable messages (enabled, not forgotten), best first. */
   fullText(query: string, filter: MemorySearchFilter, limit: number): Promise<MemoryCandidate[]>;
   /** Nearest searchable messages by cosine among those with a vector of the same dimension, best first. */
   vectorSearch(vector: number[], filter: MemorySearchFilter, limit: number): Promise<MemoryCandidate[]>;
   /** Cosine (-1..1) of each message's vector with `vector`; messages without one of that dimension are absent. */
   cosineSimilarities(ids: number[], vector: number[]): Promise<Map<number, number>>;
-  /** Document frequencies of query terms among the searchable messages of the filter (IDF without other tenants' data). */
-  termStats(terms: { word: string; stem: string }[], filter: MemorySearchFilter): Promise<MemoryTermStats>;
   ping(): Promise<void>;
 }

@@ -64,10 +64,26 @@ function pack(g: KeyGroup): PackedBits {
   return { rows: g.rows, available: g.available, words: new Uint32Array(padded.buffer), wordsPerRow };
 }
 
+/** Bytes a dataset's copy holds: row ids, flags and sign bits. */
+function bytesOf(d: DatasetBits): number {
+  let bytes = 0;
+  for (const p of d.byDim.values()) bytes += p.rows.byteLength + p.available.byteLength + p.words.byteLength;
+  return bytes;
+}
+
 export class SignBitCache {
+  /** Least recently used first (a dataset is moved to the end when used). */
   private readonly datasets = new Map<string, DatasetBits>();
 
-  constructor(private readonly source: BitSource) {}
+  /**
+   * `maxBytes` bounds the copy: after each query the least recently used datasets are dropped (and
+   * reloaded when next searched) until it fits, except the ones that query searched, which are kept
+   * even when they alone exceed it.
+   */
+  constructor(
+    private readonly source: BitSource,
+    private readonly maxBytes = Infinity,
+  ) {}
 
   /** Row ids of the `count` rows nearest to `query` (sign bits) by Hamming distance, within the filter. */
   nearest(query: Uint8Array, dim: number, filter: BitFilter, count: number): number[] {
@@ -107,25 +123,39 @@ export class SignBitCache {
   size(): { datasets: number; vectors: number; bytes: number } {
     let vectors = 0;
     let bytes = 0;
-    for (const { byDim } of this.datasets.values()) {
-      for (const p of byDim.values()) {
-        vectors += p.rows.length;
-        bytes += p.rows.byteLength + p.available.byteLength + p.words.byteLength;
-      }
+    for (const d of this.datasets.values()) {
+      for (const p of d.byDim.values()) vectors += p.rows.length;
+      bytes += bytesOf(d);
     }
     return { datasets: this.datasets.size, vectors, bytes };
   }
 
   private current(datasetIds: string[]): DatasetBits[] {
     const generations = this.source.generations(datasetIds);
-    return [...new Set(datasetIds)].map((id) => {
+    const wanted = new Set(datasetIds);
+    const current = [...wanted].map((id) => {
       const generation = generations.get(id) ?? 0;
       let cached = this.datasets.get(id);
       if (!cached || cached.generation !== generation) {
         cached = { generation, byDim: new Map(this.source.keys(id).map((g) => [g.dim, pack(g)])) };
-        this.datasets.set(id, cached);
       }
+      this.datasets.delete(id);
+      this.datasets.set(id, cached);
       return cached;
     });
+    this.evict(wanted);
+    return current;
+  }
+
+  /** Drops the least recently used datasets, other than `keep`, until the copy fits in maxBytes. */
+  private evict(keep: Set<string>): void {
+    if (this.maxBytes === Infinity) return;
+    let bytes = this.size().bytes;
+    for (const [id, d] of this.datasets) {
+      if (bytes <= this.maxBytes) return;
+      if (keep.has(id)) continue;
+      bytes -= bytesOf(d);
+      this.datasets.delete(id);
+    }
   }
 }

@@ -1,12 +1,11 @@
 import type { Database } from 'better-sqlite3';
-import { queryTerms, termSet } from '../retrieval/tokenizer.js';
+import { queryTerms } from '../retrieval/tokenizer.js';
 import { buildMatchExpression, MATCH_ROW_BUDGET } from './fts-query.js';
 import { SignBitCache } from './sign-bit-cache.js';
 import { ensureChunkSchema } from './sqlite-schema.js';
 import { prepareStatements, toCandidate, toChunk, type ChunkRow, type HitRow, type Statements } from './sqlite-statements.js';
-import { encodeTermHashes } from './term-hashes.js';
 import { ChunkNotFoundError } from './types.js';
-import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk, TermStats } from './types.js';
+import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from './types.js';
 import { toFloat32Blob, toSignBits } from './vector-codec.js';
 
 export interface SqliteChunkIndexOptions {
@@ -22,6 +21,10 @@ export interface SqliteChunkIndexOptions {
    * read methods may be called. Another connection must have created the schema first.
    */
   readOnly?: boolean;
+  /** Bound of the in-memory sign-bit copy (sign-bit-cache.ts), in bytes; default unbounded. */
+  signBitsCacheBytes?: number;
+  /** Words whose chunk frequencies are kept between writes; the cache starts over past this (default 50,000). */
+  termFrequencyCacheEntries?: number;
 }
 
 interface Target {
@@ -30,7 +33,18 @@ interface Target {
 }
 
 const MIN_COARSE_CANDIDATES = 256;
-const MAX_CACHED_FREQUENCIES = 50_000;
+const DEFAULT_CACHED_FREQUENCIES = 50_000;
+/** Full text ranks without the filter when the filter's datasets hold at least this share of all chunks… */
+const MIN_SCOPE_SHARE = 0.25;
+/** …fetching this many times the hits that share should hold, before filtering. */
+const SCOPE_OVERFETCH = 1.25;
+const MAX_CACHED_SCOPES = 1_000;
+const MIN_FEATURE_SLICE = 64;
+
+/** A search's rows, best first, with their scores. */
+type RankedRow = [row: number, score: number];
+/** chunk_rows columns of a hit (statement hitFeatures). */
+type FeatureRow = [row: number, id: string, dataset_id: string, document_id: string, document_name: string, available: number];
 
 const ids = (values: Iterable<string | number>) => JSON.stringify([...values]);
 
@@ -42,10 +56,15 @@ function filterParams(filter: ChunkFilter) {
   };
 }
 
-/** The stems a chunk is matched on by term similarity, as stored in chunk_rows.terms. */
-function chunkTerms(c: IndexedChunk): Buffer {
-  return encodeTermHashes(termSet([c.content, ...c.important_keywords, ...c.questions, c.document_name]));
+/** Corpus statistics for the full-text query plan (fts-query.ts). */
+interface TermStats {
+  chunkCount: number;
+  /** Number of chunks whose text contains each stem; stems found nowhere are absent. */
+  chunkFrequency: Map<string, number>;
 }
+
+/** chunk_rows.terms held stems for term similarity before it came from BM25: kept in the schema, left empty. */
+const NO_TERMS = Buffer.alloc(0);
 
 /**
  * ChunkIndex on the service's SQLite database: FTS5 for full text, sqlite-vec distance functions for
@@ -58,6 +77,8 @@ export class SqliteChunkIndex implements ChunkIndex {
   private readonly sql: Statements;
   private readonly signBits: SignBitCache;
   private frequencies = { writes: -1, byStem: new Map<string, number>() };
+  private scopeCounts = { writes: -1, byDatasets: new Map<string, number>() };
+  private readonly maxCachedFrequencies: number;
 
   constructor(private readonly db: Database, options: SqliteChunkIndexOptions = {}) {
     try {
@@ -70,6 +91,7 @@ export class SqliteChunkIndex implements ChunkIndex {
       String(text).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0);
     this.vectorOversample = options.vectorOversample ?? 2;
     this.matchRowBudget = options.matchRowBudget ?? MATCH_ROW_BUDGET;
+    this.maxCachedFrequencies = options.termFrequencyCacheEntries ?? DEFAULT_CACHED_FREQUENCIES;
     this.sql = prepareStatements(db);
     this.signBits = new SignBitCache({
       generations: (datasetIds) => new Map(this.sql.generations.all(ids(datasetIds)) as [string, number][]),
@@ -82,7 +104,7 @@ export class SqliteChunkIndex implements ChunkIndex {
           bits,
         };
       }),
-    });
+    }, options.signBitsCacheBytes);
   }
 
   /** Tells every process's caches that the datasets changed; called inside write transactions. */
@@ -122,7 +144,7 @@ export class SqliteChunkIndex implements ChunkIndex {
       create_time: c.create_time,
       create_timestamp: c.create_timestamp,
       parent_content: c.parent_content ?? null,
-      terms: chunkTerms(c),
+      terms: NO_TERMS,
       page_number: first ? first[0] : 0,
       top: first ? first[3] : 0,
     }) as { rowid: number };
@@ -230,12 +252,64 @@ export class SqliteChunkIndex implements ChunkIndex {
       Math.max(this.matchRowBudget, 4 * limit),
     );
     if (match === null) return [];
+    const share = this.scopeShare(filter);
+    if (share >= MIN_SCOPE_SHARE) {
+      // Most chunks are in scope: rank without a join per matched row, then filter the winners.
+      const fetch = Math.ceil((limit / share) * SCOPE_OVERFETCH);
+      const ranked = this.sql.fullTextUnscoped.all({ match, limit: fetch }) as RankedRow[];
+      const hits = this.scopedHits(ranked, filter, limit);
+      if (hits.length >= limit || ranked.length < fetch) return hits;
+    }
     return this.sql.fullText.all({ ...filterParams(filter), match, limit }) as HitRow[];
   }
 
   /**
+   * The share of all chunks that the filter's datasets hold (0 with a document filter, which is usually
+   * narrow), counted once per write to the index.
+   */
+  private scopeShare(filter: ChunkFilter): number {
+    if (filter.documentIds) return 0;
+    const [chunkCount, writes] = this.sql.counters.get() as [number, number];
+    if (!(chunkCount > 0)) return 0;
+    if (this.scopeCounts.writes !== writes || this.scopeCounts.byDatasets.size >= MAX_CACHED_SCOPES) {
+      this.scopeCounts = { writes, byDatasets: new Map() };
+    }
+    const key = ids([...new Set(filter.datasetIds)].sort());
+    let count = this.scopeCounts.byDatasets.get(key);
+    if (count === undefined) {
+      count = this.sql.chunksInDatasets.get(key) as number;
+      this.scopeCounts.byDatasets.set(key, count);
+    }
+    return count / chunkCount;
+  }
+
+  /**
+   * The first `limit` of `ranked` (best first) that pass the filter on their current rows, as hits. Rows
+   * are looked up in slices, so that a filter that rejects few reads few more than `limit` rows.
+   */
+  private scopedHits(ranked: RankedRow[], filter: ChunkFilter, limit: number): HitRow[] {
+    const datasets = new Set(filter.datasetIds);
+    const documents = filter.documentIds ? new Set(filter.documentIds) : undefined;
+    const hits: HitRow[] = [];
+    for (let next = 0; next < ranked.length && hits.length < limit;) {
+      const slice = ranked.slice(next, next + Math.max(MIN_FEATURE_SLICE, limit - hits.length));
+      next += slice.length;
+      const rows = this.sql.hitFeatures.all(ids(slice.map(([row]) => row))) as FeatureRow[];
+      const features = new Map(rows.map((f) => [f[0], f]));
+      for (const [row, score] of slice) {
+        const f = features.get(row);
+        if (!f || !datasets.has(f[2]) || (filter.availableOnly && f[5] !== 1) || (documents && !documents.has(f[3]))) continue;
+        hits.push([f[1], score, f[2], f[3], f[4]]);
+        if (hits.length === limit) break;
+      }
+    }
+    return hits;
+  }
+
+  /**
    * Two stages: the sign-bit cache preselects `limit × vectorOversample` chunks (at least 256) by Hamming
-   * distance, then SQLite ranks those by exact cosine, re-checking the filter on the current rows.
+   * distance, then SQLite computes their exact cosines; the best that pass the filter on their current
+   * rows (the copy may be a write behind) are the hits.
    */
   async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]> {
     return this.vectorSearchHits(vector, filter, limit).map(toCandidate);
@@ -252,17 +326,9 @@ export class SqliteChunkIndex implements ChunkIndex {
       Math.max(MIN_COARSE_CANDIDATES, limit * this.vectorOversample),
     );
     if (coarse.length === 0) return [];
-    return this.sql.vectorSearch.all({
-      ...filterParams(filter),
-      rows: ids(coarse),
-      bytes: vector.length * 4,
-      vector: toFloat32Blob(vector),
-      limit,
-    }) as HitRow[];
-  }
-
-  async termStats(stems: string[]): Promise<TermStats> {
-    return this.termStatsNow(stems);
+    const ranked = this.sql.cosinesOfRows.all({ rows: ids(coarse), bytes: vector.length * 4, vector: toFloat32Blob(vector) }) as RankedRow[];
+    ranked.sort((a, b) => b[1] - a[1]);
+    return this.scopedHits(ranked, filter, limit);
   }
 
   /**
@@ -271,11 +337,14 @@ export class SqliteChunkIndex implements ChunkIndex {
    */
   private termStatsNow(stems: string[]): TermStats {
     const [chunkCount, writes] = this.sql.counters.get() as [number, number];
-    if (writes !== this.frequencies.writes || this.frequencies.byStem.size > MAX_CACHED_FREQUENCIES) {
+    const unique = [...new Set(stems)];
+    const known = this.frequencies.writes === writes ? this.frequencies.byStem : undefined;
+    // Starts over after a write, and rather than grow past its bound (a query's own words always fit).
+    if (!known || known.size + unique.filter((s) => !known.has(s)).length > this.maxCachedFrequencies) {
       this.frequencies = { writes, byStem: new Map() };
     }
     const { byStem } = this.frequencies;
-    const missing = [...new Set(stems)].filter((s) => !byStem.has(s));
+    const missing = unique.filter((s) => !byStem.has(s));
     if (missing.length > 0) {
       const found = new Map(this.sql.termFrequencies.all(ids(missing)) as [string, number][]);
       for (const stem of missing) byStem.set(stem, found.get(stem) ?? 0);

@@ -4,7 +4,7 @@ import type { SqliteChunkIndexOptions } from './sqlite-index.js';
 import type { CacheSize, ChunkIndex } from './types.js';
 
 /** The ChunkIndex reads a reader thread serves. */
-type Reads = Pick<ChunkIndex, 'fullText' | 'vectorSearch' | 'termStats' | 'cosineSimilarities' | 'getMany' | 'list' | 'countByDocument'>;
+type Reads = Pick<ChunkIndex, 'fullText' | 'vectorSearch' | 'cosineSimilarities' | 'getMany' | 'list' | 'countByDocument'>;
 export type ReadMethod = keyof Reads;
 
 export type ReadRequest = { [M in ReadMethod]: { id: number; method: M; args: Parameters<Reads[M]> } }[ReadMethod];

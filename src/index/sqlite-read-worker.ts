@@ -39,8 +39,6 @@ async function answer(req: ReadRequest): Promise<{ result: unknown; transfer: Ar
       const packed = packHits(rows);
       return { result: packed, transfer: transferablesOf(packed) };
     }
-    case 'termStats':
-      return { result: await index.termStats(...req.args), transfer: [] };
     case 'cosineSimilarities':
       return { result: await index.cosineSimilarities(...req.args), transfer: [] };
     case 'getMany':

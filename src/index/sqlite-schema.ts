@@ -4,8 +4,8 @@ import { FTS_COLUMNS } from './fts-query.js';
 /**
  * Tables of the embedded chunk index (all prefixed `chunk_`), created idempotently.
  *
- * - chunk_rows     the chunk record (every IndexedChunk field, lists as JSON) plus `terms`, the chunk's
- *                  stems for term similarity (term-hashes.ts);
+ * - chunk_rows     the chunk record (every IndexedChunk field, lists as JSON); `terms` is unused and left
+ *                  empty (it held stems for term similarity before that came from BM25);
  * - chunk_fts      FTS5 over title (document name), content, keywords, questions; contentless (the text
  *                  lives in chunk_rows) with contentless_delete so rows can be replaced; rowid = chunk_rows.rowid;
  * - chunk_keys     narrow filter table clustered by dataset (WITHOUT ROWID, key (dataset_id, row)) used to

@@ -1,7 +1,6 @@
 /** The SQL of the embedded chunk index (tables in sqlite-schema.ts) and the mapping of its rows. */
 import type { Database } from 'better-sqlite3';
 import { FTS_WEIGHTS, SCOPE_TOKEN } from './fts-query.js';
-import { termHashLookup } from './term-hashes.js';
 import type { Candidate, IndexedChunk } from './types.js';
 import { fromFloat32Blob } from './vector-codec.js';
 
@@ -35,11 +34,11 @@ const ROW_COLUMNS = `r.rowid, r.id, r.tenant_id, r.dataset_id, r.document_id, r.
   r.create_timestamp, r.parent_content, v.vector`;
 
 /** Columns of a search hit after its id and score, in the order of HitRow. */
-const HIT_FEATURES = 'r.dataset_id, r.document_id, r.document_name, r.terms';
-export type HitRow = [id: string, score: number, dataset_id: string, document_id: string, document_name: string, terms: Buffer];
+const HIT_FEATURES = 'r.dataset_id, r.document_id, r.document_name';
+export type HitRow = [id: string, score: number, dataset_id: string, document_id: string, document_name: string];
 
-export function toCandidate([id, score, dataset_id, document_id, document_name, terms]: HitRow): Candidate {
-  return { id, score, dataset_id, document_id, document_name, hasTerm: termHashLookup(terms) };
+export function toCandidate([id, score, dataset_id, document_id, document_name]: HitRow): Candidate {
+  return { id, score, dataset_id, document_id, document_name };
 }
 
 export function toChunk(row: ChunkRow): IndexedChunk {
@@ -112,17 +111,22 @@ export function prepareStatements(db: Database) {
         ORDER BY rank LIMIT :limit)
       SELECT r.id, -h.rank, ${HIT_FEATURES}
       FROM hits h JOIN chunk_rows r ON r.rowid = h.row ORDER BY h.rank`).raw(),
-    vectorSearch: p(`
-      WITH fine AS (
-        SELECT row, distance FROM (
-          SELECT v.row, vec_distance_cosine(v.vector, :vector) AS distance
-          FROM json_each(:rows) j
-          JOIN chunk_keys k ON k.dataset_id IN (SELECT value FROM json_each(:datasets)) AND k.row = j.value
-          JOIN chunk_vectors v ON v.row = j.value
-          WHERE length(v.vector) = :bytes AND ${filterSql('k')})
-        WHERE distance IS NOT NULL ORDER BY distance LIMIT :limit)
-      SELECT r.id, 1 - f.distance, ${HIT_FEATURES}
-      FROM fine f JOIN chunk_rows r ON r.rowid = f.row ORDER BY f.distance`).raw(),
+    // The unfiltered forms of the two searches: no join per matched row; the caller filters the winners
+    // (scopedHits) and falls back to fullText above when too few of them pass.
+    fullTextUnscoped: p(`
+      SELECT rowid, -rank FROM (
+        SELECT rowid, bm25(chunk_fts, ${FTS_WEIGHTS.join(', ')}) AS rank FROM chunk_fts
+        WHERE chunk_fts MATCH :match ORDER BY rank LIMIT :limit)`).raw(),
+    cosinesOfRows: p(`
+      SELECT row, cosine FROM (
+        SELECT v.row, 1 - vec_distance_cosine(v.vector, :vector) AS cosine
+        FROM json_each(:rows) j JOIN chunk_vectors v ON v.row = j.value
+        WHERE length(v.vector) = :bytes)
+      WHERE cosine IS NOT NULL`).raw(),
+    /** Per row: id, dataset, document, name, availability — what a hit needs and what filters look at. */
+    hitFeatures: p(`SELECT r.rowid, r.id, ${HIT_FEATURES}, r.available
+      FROM json_each(?) j JOIN chunk_rows r ON r.rowid = j.value`).raw(),
+    chunksInDatasets: p(`SELECT count(*) FROM chunk_keys WHERE dataset_id IN (SELECT value FROM json_each(?))`).pluck(),
     generations: p(`SELECT dataset_id, generation FROM chunk_generations
       WHERE dataset_id IN (SELECT value FROM json_each(?))`).raw(),
     bumpGeneration: p(`INSERT INTO chunk_generations (dataset_id, generation) VALUES (?, 1)

@@ -1,10 +1,10 @@
 import { unpackHits, type PackedHits } from './hit-wire.js';
 import type { SqliteChunkIndex } from './sqlite-index.js';
 import type { SqliteReadPool } from './sqlite-read-pool.js';
-import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk, TermStats } from './types.js';
+import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from './types.js';
 
 /**
- * The embedded index with its reads off the event loop: searches, term statistics, cosines, chunk loads
+ * The embedded index with its reads off the event loop: searches, cosines, chunk loads
  * and lists run on the reader threads of `readers`, each on its own connection to the same database file;
  * writes stay on `writer`'s connection (the service's one writer), and so does ping, so that a health check
  * never waits behind queued searches. A read sent after a write returned sees it: each read is its own
@@ -69,10 +69,6 @@ export class ThreadedSqliteChunkIndex implements ChunkIndex {
   async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]> {
     if (vector.length === 0 || filter.datasetIds.length === 0 || limit <= 0) return [];
     return unpackHits((await this.readers.run('vectorSearch', [vector, filter, limit])) as PackedHits);
-  }
-
-  async termStats(stems: string[]): Promise<TermStats> {
-    return (await this.readers.run('termStats', [stems])) as TermStats;
   }
 
   async cosineSimilarities(ids: string[], vector: number[]): Promise<Map<string, number>> {

@@ -43,16 +43,11 @@ export interface ChunkFilter {
 
 export interface ScoredId {
   id: string;
-  /** Full-text: raw bm25-derived relevance (higher is better). Vector: cosine similarity in -1..1. */
+  /**
+   * Full-text: the engine's own BM25 relevance of the chunk for the question (> 0, higher is better; each
+   * engine analyses text its own way). Vector: cosine similarity in -1..1.
+   */
   score: number;
-}
-
-/** Corpus statistics for IDF-style term weights. */
-export interface TermStats {
-  /** Number of chunks in the index. */
-  chunkCount: number;
-  /** Number of chunks whose text contains each stem; stems found nowhere are absent. */
-  chunkFrequency: Map<string, number>;
 }
 
 /** A search hit with what retrieval needs to score it, without loading the whole chunk. */
@@ -60,8 +55,6 @@ export interface Candidate extends ScoredId {
   dataset_id: string;
   document_id: string;
   document_name: string;
-  /** Whether the chunk's terms (content, important keywords, questions, document name) include the stem. */
-  hasTerm(stem: string): boolean;
 }
 
 export interface ChunkListQuery {
@@ -84,12 +77,10 @@ export interface ChunkIndex {
   deleteByDataset(datasetId: string): Promise<number>;
   countByDocument(documentId: string): Promise<number>;
   list(documentId: string, query: ChunkListQuery): Promise<{ total: number; chunks: IndexedChunk[] }>;
-  /** Best bm25 matches of the question's words, best first. */
+  /** Best BM25 matches of the question's words (document name, content, keywords, questions), best first. */
   fullText(query: string, filter: ChunkFilter, limit: number): Promise<Candidate[]>;
   /** Nearest chunks by cosine among those with a vector of the same dimension, best first. */
   vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]>;
-  /** Stems are the retrieval tokenizer's (`src/retrieval/tokenizer.ts`). */
-  termStats(stems: string[]): Promise<TermStats>;
   /** Cosine (-1..1) of each chunk's vector with `vector`; chunks without a vector of that dimension are absent. */
   cosineSimilarities(ids: string[], vector: number[]): Promise<Map<string, number>>;
   /** Cheap liveness check for /system/healthz. */

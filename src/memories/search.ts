@@ -1,8 +1,8 @@
 /**
  * search_message: hybrid full-text + vector search over memory messages.
  *
- *   term_similarity   = Σ idf(t) over query terms t found in the message / Σ idf(t) over all query terms
- *                       (idf from the searched memories' own messages: other tenants never influence scores)
+ *   term_similarity   = (bm25(message) / best bm25 among the full-text candidates) ^ 1/4, 0 for a message that
+ *                       full-text search did not return (as for chunks: src/retrieval/scoring.ts)
  *   vector_similarity = cosine(query vector, message vector), clamped to 0..1
  *   similarity        = kw · term_similarity + (1 − kw) · vector_similarity,  kw = keywords_similarity_weight
  *
@@ -17,8 +17,7 @@
  * returns them. Every score is finite and within 0..1.
  */
 import type { MemoryIndex, MemoryMessage, MemorySearchFilter } from '../index/memory-types.js';
-import { idf, isUsableVector, termSimilarity, unitScore, vectorSimilarity } from '../retrieval/scoring.js';
-import { queryTerms } from '../retrieval/tokenizer.js';
+import { isUsableVector, termScale, unitScore, vectorSimilarity } from '../retrieval/scoring.js';
 
 export const SEARCH_DEFAULTS = { similarity_threshold: 0.2, keywords_similarity_weight: 0.7, top_n: 10 } as const;
 
@@ -65,23 +64,24 @@ export async function searchMessages(params: MemorySearchParams, deps: MemorySea
 
   const embedding = deps.embedQuery(query);
   embedding.catch(() => undefined);
-  const terms = queryTerms(query);
   const textHits = await deps.index.fullText(query, params.filter, SEARCH_CANDIDATES);
   const vector = await embedding;
   const useVector = isUsableVector(vector);
   const vectorHits = useVector ? await deps.index.vectorSearch(vector, params.filter, SEARCH_CANDIDATES) : [];
 
-  const hits = new Map(vectorHits.map((h) => [h.message_id, { candidate: h, cosine: h.score as number | null }]));
+  const termOf = termScale(textHits.map((h) => h.score));
+  const hits = new Map(vectorHits.map((h) => [h.message_id, { id: h.message_id, term: 0, cosine: h.score as number | null }]));
   const textOnly = textHits.filter((h) => !hits.has(h.message_id));
   const cosines = useVector ? await deps.index.cosineSimilarities(textOnly.map((h) => h.message_id), vector) : new Map<number, number>();
-  for (const h of textOnly) hits.set(h.message_id, { candidate: h, cosine: cosines.get(h.message_id) ?? null });
+  for (const h of textHits) {
+    const hit = hits.get(h.message_id);
+    if (hit) hit.term = termOf(h.score);
+    else hits.set(h.message_id, { id: h.message_id, term: termOf(h.score), cosine: cosines.get(h.message_id) ?? null });
+  }
 
-  const stats = await deps.index.termStats(terms, params.filter);
-  const weights = new Map(terms.map((t) => [t.stem, idf(stats.messageCount, stats.messageFrequency.get(t.stem) ?? 0)]));
-  const scored = [...hits.values()].map(({ candidate, cosine }) => {
-    const term = termSimilarity(weights, candidate.hasTerm);
+  const scored = [...hits.values()].map(({ id, term, cosine }) => {
     const vec = useVector ? vectorSimilarity(cosine) : 0;
-    return { id: candidate.message_id, term, vec, similarity: useVector ? hybridSimilarity(term, vec, kw) : term };
+    return { id, term, vec, similarity: useVector ? hybridSimilarity(term, vec, kw) : term };
   });
   const best = scored
     .filter((s) => s.similarity >= threshold)

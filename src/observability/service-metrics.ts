@@ -1,7 +1,7 @@
 import { Gauge, Registry } from 'prom-client';
 import type { CacheSize } from '../index/types.js';
 import { builtinChatStatus } from '../models/builtin/chat-model.js';
-import { embeddingWorkerStatus } from '../models/builtin/host.js';
+import { embeddingProcessStatus } from '../models/builtin/host.js';
 import { RUN_STATES, type RunState } from '../store/documents.js';
 import { withTimeout } from '../time.js';
 
@@ -137,19 +137,19 @@ export function serviceMetrics(sources: ServiceMetricSources, onSourceError: (so
 
   new Gauge({
     name: 'cairn_builtin_embedding_worker_running',
-    help: "1 when this process's built-in embedding worker thread is running (it starts on first use).",
+    help: "1 while this process's built-in embedding process is running (it starts on first use and ends after CAIRN_EMBED_IDLE_SEC idle).",
     registers,
     collect() {
-      this.set(embeddingWorkerStatus().running ? 1 : 0);
+      this.set(embeddingProcessStatus().running ? 1 : 0);
     },
   });
 
   new Gauge({
     name: 'cairn_builtin_embedding_pending_batches',
-    help: 'Batches sent to the built-in embedding worker and not yet answered.',
+    help: 'Requests sent to the built-in embedding process and not yet answered.',
     registers,
     collect() {
-      this.set(embeddingWorkerStatus().pending);
+      this.set(embeddingProcessStatus().pending);
     },
   });
 

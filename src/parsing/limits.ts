@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { configEnv, type SettingsEnv } from '../config-schema.js';
 
 /** What one file may cost before any parser library reads it; checked inside the parser process. */
 export interface ParseLimits {
@@ -64,7 +65,7 @@ function positive(value: string | undefined, fallback: number): number {
   return fallback;
 }
 
-export function parseLimitsFrom(env: NodeJS.ProcessEnv = process.env): ParseLimits {
+export function parseLimitsFrom(env: SettingsEnv = configEnv()): ParseLimits {
   const d = DEFAULT_PARSE_LIMITS;
   const v = LIMIT_VARIABLES;
   return {
@@ -79,7 +80,7 @@ export function parseLimitsFrom(env: NodeJS.ProcessEnv = process.env): ParseLimi
 }
 
 /** CAIRN_PARSE_THREADS is the name the pool size had when parsers ran on threads; it still works. */
-export function parserCeilingsFrom(env: NodeJS.ProcessEnv = process.env): ParserCeilings {
+export function parserCeilingsFrom(env: SettingsEnv = configEnv()): ParserCeilings {
   const defaultProcesses = Math.max(1, Math.min(4, availableParallelism()));
   return {
     processes: Math.floor(positive(env.CAIRN_PARSE_PROCESSES || env.CAIRN_PARSE_THREADS, defaultProcesses)),

@@ -1,5 +1,9 @@
-import { extract } from './index.js';
 import type { ParseLimits } from './limits.js';
+
+// Under tsx, source maps are on, and Node then keeps a parsed map of every module tsx transformed:
+// ~110 MB of this process for pdfjs alone. Error messages, not stack traces, leave this process.
+process.setSourceMapsEnabled(false);
+const { extract } = await import('./index.js');
 
 /**
  * Child-process side of the parser pool: one file at a time, progress messages, then the result or the

@@ -6,7 +6,7 @@ import type { Candidate, ChunkFilter, IndexedChunk } from '../index/types.js';
 import { highlight } from './highlight.js';
 import { allowedDocumentIds } from './metadata.js';
 import {
-  blend, compareRanked, isUsableVector, normalisePagerank, termSimilarity, termWeights, unitScore, vectorSimilarity,
+  blend, compareRanked, isUsableVector, normalisePagerank, termScale, unitScore, vectorSimilarity,
 } from './scoring.js';
 import { queryTerms } from './tokenizer.js';
 import type { DocAgg, ReferenceChunk, RetrievalResult, RetrievalTimings, RetrieveDeps, RetrieveParams } from './types.js';
@@ -75,16 +75,26 @@ async function documentScope(params: RetrieveParams, deps: RetrieveDeps): Promis
 
 interface Hit {
   candidate: Candidate;
+  /** Term similarity (scoring.ts termScale); 0 when full-text search did not return the chunk. */
+  term: number;
   /** Cosine with the query vector, null when the chunk has none of the query's dimension. */
   cosine: number | null;
 }
 
-/** The union of both hit lists; vector hits carry their cosine, text-only hits get theirs looked up. */
+/**
+ * The union of both hit lists: full-text hits carry their term similarity, vector hits their cosine;
+ * text-only hits get their cosine looked up.
+ */
 async function mergeHits(textHits: Candidate[], vectorHits: Candidate[], vector: number[], deps: RetrieveDeps): Promise<Hit[]> {
-  const hits = new Map<string, Hit>(vectorHits.map((h) => [h.id, { candidate: h, cosine: h.score }]));
+  const term = termScale(textHits.map((h) => h.score));
+  const hits = new Map<string, Hit>(vectorHits.map((h) => [h.id, { candidate: h, term: 0, cosine: h.score }]));
   const textOnly = textHits.filter((h) => !hits.has(h.id));
   const cosines = await deps.index.cosineSimilarities(textOnly.map((h) => h.id), vector);
-  for (const h of textOnly) hits.set(h.id, { candidate: h, cosine: cosines.get(h.id) ?? null });
+  for (const h of textHits) {
+    const hit = hits.get(h.id);
+    if (hit) hit.term = term(h.score);
+    else hits.set(h.id, { candidate: h, term: term(h.score), cosine: cosines.get(h.id) ?? null });
+  }
   return [...hits.values()];
 }
 
@@ -94,11 +104,8 @@ async function pageranks(datasetIds: Iterable<string>, deps: RetrieveDeps): Prom
   return new Map(unique.map((id, i) => [id, values[i]!]));
 }
 
-function score(
-  hits: Hit[], weights: Map<string, number>, useVector: boolean, vectorWeight: number, pagerank: Map<string, number>,
-): Scored[] {
-  return hits.map(({ candidate: c, cosine }) => {
-    const term = termSimilarity(weights, c.hasTerm);
+function score(hits: Hit[], useVector: boolean, vectorWeight: number, pagerank: Map<string, number>): Scored[] {
+  return hits.map(({ candidate: c, term, cosine }) => {
     const vector = useVector ? vectorSimilarity(cosine) : 0;
     return {
       id: c.id,
@@ -183,25 +190,25 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
   if (documentIds?.length === 0) return finish(0, [], []);
   const filter: ChunkFilter = { datasetIds: params.dataset_ids, documentIds, availableOnly: true };
 
-  // Started first so that a remote or threaded embedder works while full-text search runs. The no-op
-  // catch keeps a failed embedding from being an unhandled rejection if full-text search throws first.
+  // Embedding, full-text and vector search overlap where they can: a remote or threaded embedder works
+  // while full-text search runs, and on an index with reader threads the vector search runs beside the
+  // full-text search. The no-op catches keep one failure from leaving the other an unhandled rejection.
   const embedding = timed(() => deps.embedQuery(question), (ms) => (timings.embed = ms));
   embedding.catch(() => undefined);
-  const textHits = await timed(() => deps.index.fullText(question, filter, s.topK), (ms) => (timings.fulltext = ms));
-  const vector = await embedding;
+  const fullText = timed(() => deps.index.fullText(question, filter, s.topK), (ms) => (timings.fulltext = ms));
+  fullText.catch(() => undefined);
+  // Whichever of the two fails first is the error reported.
+  const vector = await Promise.race([embedding, fullText.then(() => embedding)]);
   const useVector = isUsableVector(vector);
   const vectorHits = useVector
     ? await timed(() => deps.index.vectorSearch(vector, filter, s.topK), (ms) => (timings.vector = ms))
     : [];
+  const textHits = await fullText;
 
   const fuseStart = performance.now();
-  const stems = queryTerms(question).map((t) => t.stem);
-  const [hits, stats] = await Promise.all([
-    mergeHits(textHits, vectorHits, useVector ? vector : [], deps),
-    deps.index.termStats(stems),
-  ]);
+  const hits = await mergeHits(textHits, vectorHits, useVector ? vector : [], deps);
   const pagerank = await pageranks(hits.map((h) => h.candidate.dataset_id), deps);
-  let ranked = score(hits, termWeights(stems, stats), useVector, s.vectorWeight, pagerank).sort(compareRanked);
+  let ranked = score(hits, useVector, s.vectorWeight, pagerank).sort(compareRanked);
   timings.fuse = performance.now() - fuseStart;
 
   const loaded = new Map<string, IndexedChunk>();
@@ -219,7 +226,7 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
   const pageItems = kept.slice((s.page - 1) * s.pageSize, s.page * s.pageSize);
   const missing = pageItems.filter((r) => !loaded.has(r.id)).map((r) => r.id);
   for (const chunk of await deps.index.getMany(missing)) loaded.set(chunk.id, chunk);
-  const highlightStems = params.highlight ? new Set(stems) : undefined;
+  const highlightStems = params.highlight ? new Set(queryTerms(question).map((t) => t.stem)) : undefined;
   const chunks = pageItems.flatMap((r) => {
     const chunk = loaded.get(r.id);
     return chunk ? [toReference(r, chunk, highlightStems)] : [];

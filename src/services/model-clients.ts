@@ -2,11 +2,23 @@ import { createModel } from '../models/registry.js';
 import type { ChatModel, EmbeddingModel, RerankModel } from '../models/types.js';
 import type { ProviderService, ResolvedModel } from './providers.js';
 
-/** Model clients for a tenant's configured models, built once per distinct configuration. */
+/** Default bound of the cache (CAIRN_CACHE_MODEL_CLIENTS). */
+export const DEFAULT_MODEL_CLIENTS = 256;
+
+/**
+ * Model clients for a tenant's configured models, built once per distinct configuration and kept while
+ * among the `maxClients` most recently used (a client dropped is built again when next needed).
+ */
 export class ModelClients {
+  /** Least recently used first. */
   private readonly cache = new Map<string, ChatModel | EmbeddingModel | RerankModel>();
 
-  constructor(readonly providers: ProviderService) {}
+  constructor(
+    readonly providers: ProviderService,
+    private readonly maxClients = DEFAULT_MODEL_CLIENTS,
+  ) {
+    if (!Number.isInteger(maxClients) || maxClients < 1) throw new Error(`ModelClients needs room for at least one client (got ${maxClients})`);
+  }
 
   /** Clients built and kept (one per distinct model configuration). */
   get size(): number {
@@ -29,10 +41,13 @@ export class ModelClients {
   private client(m: ResolvedModel) {
     const key = JSON.stringify([m.factory, m.model_name, m.model_type, m.base_url, m.api_key]);
     let c = this.cache.get(key);
-    if (!c) {
+    if (c) {
+      this.cache.delete(key);
+    } else {
       c = createModel({ factory: m.factory, model_name: m.model_name, model_type: m.model_type, base_url: m.base_url, api_key: m.api_key, id: m.id });
-      this.cache.set(key, c);
+      if (this.cache.size >= this.maxClients) this.cache.delete(this.cache.keys().next().value!);
     }
+    this.cache.set(key, c);
     return c;
   }
 }

@@ -24,6 +24,21 @@ export function assertConsoleBuilt(rootDir: string): void {
   if (!fs.existsSync(path.join(rootDir, 'dist', 'web', 'index.html'))) throw new Error('The web console is not built: run `make console` first');
 }
 
+/**
+ * Saves what the page showed when a step failed, as test-results/<name>.png under `rootDir`, and
+ * returns the file's path. The folder ignores itself in git (a `.gitignore` of `*`), as pytest's
+ * cache does.
+ */
+export async function saveFailureScreenshot(page: Page, rootDir: string, name: string): Promise<string> {
+  const dir = path.join(rootDir, 'test-results');
+  fs.mkdirSync(dir, { recursive: true });
+  const ignore = path.join(dir, '.gitignore');
+  if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '*\n');
+  const file = path.join(dir, `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 80)}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
 export interface AxeViolation {
   id: string;
   impact: string | null;

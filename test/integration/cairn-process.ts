@@ -44,9 +44,11 @@ export function cairnEnv(dataDir: string, ports?: CairnPorts): NodeJS.ProcessEnv
   return env;
 }
 
-export async function startCairnProcess(dataDir: string, ports?: CairnPorts): Promise<CairnProcess> {
+/** `options.args` go after `cairn start` (e.g. `--no-worker`); `options.env` is added to cairnEnv's. */
+export async function startCairnProcess(dataDir: string, ports?: CairnPorts, options: { args?: string[]; env?: Record<string, string> } = {}): Promise<CairnProcess> {
   const chosen = ports ?? (await freeCairnPorts());
-  const child = spawn(process.execPath, [cairnBin, 'start'], { env: cairnEnv(dataDir, chosen), stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...cairnEnv(dataDir, chosen), ...options.env };
+  const child = spawn(process.execPath, [cairnBin, 'start', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));

@@ -6,7 +6,7 @@ import { lastUserMessage, startFakeOpenAI, type AnswerScript, type FakeOpenAI } 
 import { harness } from './harness.js';
 import { Api, eventually, newUser } from './client.js';
 import { addModelServer } from './chat-helpers.js';
-import { workflowIds } from '../../src/engine/task-queues.js';
+import { roleTaskQueue, workflowIds } from '../../src/engine/task-queues.js';
 import { MAX_MEMORY_SIZE } from '../../src/memories/types.js';
 
 const CHAT = 'fake-chat@fake@OpenAI-API-Compatible';
@@ -309,7 +309,7 @@ describe('memories over HTTP', function () {
         assert.deepEqual(await handle.result(), { status: 'done', stored: 3, evicted: 0 });
         const described = await handle.describe();
         assert.equal(described.status.name, 'COMPLETED');
-        assert.equal(described.taskQueue, h.config.taskQueue, 'on the main task queue');
+        assert.equal(described.taskQueue, roleTaskQueue('memory', h.config.taskQueue), 'on the memory role\'s task queue');
       } finally {
         await connection.close();
       }

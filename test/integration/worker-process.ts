@@ -6,15 +6,18 @@ import type { Config } from '../../src/config.js';
 /** A `cairn worker` child process, as operators run it, so tests can kill it mid-work. */
 export interface WorkerProcess {
   child: ChildProcess;
+  /** Everything it printed so far. */
+  output(): string;
   /** SIGKILL: the worker dies without finishing anything. */
   kill(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startWorkerProcess(config: Config, temporalAddress: string, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
+/** `args` go after `cairn worker` (e.g. `['--queues', 'parse']`). */
+export async function startWorkerProcess(config: Config, temporalAddress: string, extraEnv: Record<string, string> = {}, args: string[] = []): Promise<WorkerProcess> {
   const logFile = path.join(config.dataDir, `worker-${Date.now()}.log`);
   const out = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [path.join(config.rootDir, 'bin', 'cairn.js'), 'worker'], {
+  const child = spawn(process.execPath, [path.join(config.rootDir, 'bin', 'cairn.js'), 'worker', ...args], {
     env: { ...process.env, ...extraEnv, CAIRN_DATA_DIR: config.dataDir, TEMPORAL_ADDRESS: temporalAddress, CAIRN_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' },
     stdio: ['ignore', out, out],
   });
@@ -31,5 +34,5 @@ export async function startWorkerProcess(config: Config, temporalAddress: string
     await exited;
     fs.closeSync(out);
   };
-  return { child, kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
+  return { child, output: () => fs.readFileSync(logFile, 'utf8'), kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
 }

@@ -1,7 +1,8 @@
-import { useEffect, type ReactNode } from 'react';
+import { lazy, Suspense, useEffect, type ReactNode } from 'react';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
 import { AuthProvider, useAuth } from './auth.js';
 import { Layout } from './components/Layout.js';
+import { Loading } from './components/ui.js';
 import { match, navigate, useLocation } from './router.js';
 import { LoginPage } from './pages/LoginPage.js';
 import { DatasetsPage } from './pages/DatasetsPage.js';
@@ -16,9 +17,12 @@ import { ChatsPage } from './pages/ChatsPage.js';
 import { ChatSettingsPage } from './pages/ChatSettingsPage.js';
 import { ChatPage } from './pages/ChatPage.js';
 import { AgentsPage } from './pages/AgentsPage.js';
-import { AgentPage } from './pages/AgentPage.js';
 import { MemoriesPage } from './pages/MemoriesPage.js';
 import { MemoryPage } from './pages/MemoryPage.js';
+
+// The agent page draws canvases with @xyflow/react, the console's largest dependency: it loads when an
+// agent is opened, so every other page's first load does without it.
+const AgentPage = lazy(() => import('./pages/AgentPage.js').then((m) => ({ default: m.AgentPage })));
 
 type Page = (params: Record<string, string>) => ReactNode;
 
@@ -67,7 +71,9 @@ function Routes() {
     if (params)
       return (
         <Layout>
-          <ErrorBoundary key={path}>{page(params)}</ErrorBoundary>
+          <ErrorBoundary key={path}>
+            <Suspense fallback={<Loading />}>{page(params)}</Suspense>
+          </ErrorBoundary>
         </Layout>
       );
   }

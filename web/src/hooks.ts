@@ -58,6 +58,24 @@ export function useAction() {
   return { busy, error, setError, run };
 }
 
+/**
+ * useAction for destructive steps: `confirmThenRun(question, fn)` asks first and, when confirmed, runs
+ * `fn` as the action, then calls `after` (a list's reload) whether it succeeded or not.
+ */
+export function useConfirmedAction(after: () => void) {
+  const action = useAction();
+  const { run } = action;
+  const confirmThenRun = useCallback(
+    async (question: string, fn: () => Promise<unknown>) => {
+      if (!confirm(question)) return;
+      await run(fn);
+      after();
+    },
+    [run, after],
+  );
+  return { ...action, confirmThenRun };
+}
+
 /** `value` once it has not changed for `ms`: search boxes ask the server once the typing pauses. */
 export function useDebounced<T>(value: T, ms = 300): T {
   const [settled, setSettled] = useState(value);

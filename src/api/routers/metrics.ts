@@ -2,9 +2,9 @@ import type { Logger } from 'pino';
 import { forbidden } from '../../errors.js';
 import type { ChunkIndex } from '../../index/types.js';
 import { watchEventLoop } from '../../observability/event-loop.js';
+import { cacheSizes } from '../../observability/caches.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../../observability/metrics.js';
 import { serviceMetrics } from '../../observability/service-metrics.js';
-import { stemCacheSize } from '../../retrieval/tokenizer.js';
 import type { RunState } from '../../store/documents.js';
 import { route, type RouteSpec } from '../routes.js';
 
@@ -27,11 +27,7 @@ export function metricsRoutes(deps: MetricsDeps): RouteSpec[] {
     {
       documentsByRun: () => deps.documents.countByRun(),
       agentRunsByStatus: () => deps.workflows.countAgentRuns(),
-      caches: async () => [
-        ...((await deps.index.cacheSizes?.()) ?? []),
-        { name: 'model_clients', entries: deps.modelClients.size },
-        { name: 'stems', entries: stemCacheSize() },
-      ],
+      caches: () => cacheSizes(deps),
     },
     (source, err) => deps.log.warn({ err, source }, 'metrics: a source did not answer; its metrics are left out of this scrape'),
   );

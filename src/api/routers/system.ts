@@ -3,6 +3,8 @@ import { buildOpenApi } from '../openapi.js';
 import { safeJson } from '../envelope.js';
 import { eventLoopLag, watchEventLoop } from '../../observability/event-loop.js';
 import { withTimeout } from '../../time.js';
+import type { CacheSize } from '../../index/types.js';
+import { embeddingProcessStatus } from '../../models/builtin/host.js';
 
 export interface HealthCheck {
   name: string;
@@ -16,8 +18,9 @@ export const VERSION = 'v0.1.0';
 /**
  * Health, version and the OpenAPI document. `routes` is the full table, for the OpenAPI document.
  * `temporalUiUrl`, when known, is reported by healthz as `temporal_ui` (the console links to it).
+ * `caches`, when given, are reported by healthz beside the process's memory.
  */
-export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[], temporalUiUrl?: string): RouteSpec[] {
+export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[], temporalUiUrl?: string, caches?: () => Promise<CacheSize[]>): RouteSpec[] {
   watchEventLoop();
   return [
     route({
@@ -49,6 +52,10 @@ export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[], t
         // How long work waits for this process's event loop, and its memory: the first signs of overload.
         body.event_loop = eventLoopLag();
         body.rss_mb = Math.round(process.memoryUsage.rss() / (1024 * 1024));
+        // What holds that memory and is released or bounded (docs/operations.md, "Memory").
+        if (caches) body.caches = await reportCaches(caches);
+        const embedding = embeddingProcessStatus();
+        body.builtin_embedding = { running: embedding.running, pending_requests: embedding.pending };
         body.status = healthy ? 'ok' : 'nok';
         if (temporalUiUrl) body.temporal_ui = temporalUiUrl;
         if (!healthy) body._meta = failures;
@@ -65,6 +72,16 @@ export function systemRoutes(checks: HealthCheck[], routes: () => RouteSpec[], t
       handler: ({ res }) => void res.json(buildOpenApi(routes(), VERSION)),
     }),
   ];
+}
+
+/** Each cache's entries (and bytes when known) by name; `unavailable` when the sizes could not be read in time. */
+async function reportCaches(caches: () => Promise<CacheSize[]>): Promise<Record<string, { entries: number; bytes?: number }> | 'unavailable'> {
+  try {
+    const sizes = await withTimeout(caches(), 2000);
+    return Object.fromEntries(sizes.map((c) => [c.name, c.bytes === undefined ? { entries: c.entries } : { entries: c.entries, bytes: c.bytes }]));
+  } catch {
+    return 'unavailable';
+  }
 }
 
 /** healthz's body: `status`, one field per check ('ok', 'nok', or an object with its details), and other gauges. */

@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import type { ChatHistoryItem } from 'node-llama-cpp';
 import type { TokenUsage } from '../types.js';
 import { BUILTIN_FACTORY, SMOLLM2_135M_INSTRUCT, type BuiltinChatSpec } from './spec.js';
+import { configEnv, type SettingsEnv } from '../../config-schema.js';
 
 export interface ChatEngineSettings {
   /** Tokens of context per sequence (prompt + answer). */
@@ -49,7 +50,7 @@ export function defaultChatThreads(cpus = availableParallelism()): number {
  * Settings from the environment. Defaults: 4096 tokens per sequence, 2 sequences, defaultChatThreads(),
  * 32 waiting requests.
  */
-export function chatSettingsFromEnv(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT, env: NodeJS.ProcessEnv = process.env): ChatEngineSettings {
+export function chatSettingsFromEnv(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT, env: SettingsEnv = configEnv()): ChatEngineSettings {
   return {
     contextSize: Math.min(positiveInt(env[CHAT_ENV.contextSize], 4096), spec.trainContextSize),
     parallel: positiveInt(env[CHAT_ENV.parallel], 2),

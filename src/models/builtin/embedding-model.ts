@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { ModelError, type EmbeddingModel } from '../types.js';
-import { embedInWorker } from './host.js';
+import { embedInProcess } from './host.js';
 import { locateModelFiles, type ModelFiles } from './locate.js';
 import { BUILTIN_FACTORY, MINILM_L6_V2, type BuiltinModelSpec } from './spec.js';
-import type { EncoderConfig } from './worker.js';
+import type { EncoderConfig } from './embedding-process.js';
+import { configEnv } from '../../config-schema.js';
 
 export interface BuiltinEmbeddingOptions {
   spec?: BuiltinModelSpec;
@@ -13,18 +14,30 @@ export interface BuiltinEmbeddingOptions {
   batchSize?: number;
   /** Padded tokens per ONNX run (default 1024): bounds how long a query waits behind a running batch. */
   batchTokens?: number;
+  /** Texts of waiting requests sorted together by length to form batches (default 256). */
+  batchWindow?: number;
   /** ONNX Runtime threads (default $CAIRN_EMBED_THREADS or the number of CPUs). */
   threads?: number;
+  /** Seconds without a request after which the model's process ends (default $CAIRN_EMBED_IDLE_SEC or 30). */
+  idleSec?: number;
 }
 
 function defaultThreads(): number {
-  const fromEnv = Number(process.env.CAIRN_EMBED_THREADS);
+  const fromEnv = Number(configEnv().CAIRN_EMBED_THREADS);
   return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : availableParallelism();
 }
 
+/** Default of CAIRN_EMBED_IDLE_SEC: long enough for a burst of queries, short enough for memory to come back within a minute. */
+export const DEFAULT_EMBED_IDLE_SEC = 30;
+
+function defaultIdleSec(): number {
+  const fromEnv = Number(configEnv().CAIRN_EMBED_IDLE_SEC);
+  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_EMBED_IDLE_SEC;
+}
+
 /**
- * The built-in, offline embedding model. Inference runs in a worker thread (see host.ts) so the API's
- * event loop never stalls; the model is loaded on first use.
+ * The built-in, offline embedding model. Inference runs in a child process (see host.ts) so the API's
+ * event loop never stalls; the process starts on first use and ends after `idleSec` without use.
  */
 export class BuiltinEmbeddingModel implements EmbeddingModel {
   readonly id: string;
@@ -42,7 +55,7 @@ export class BuiltinEmbeddingModel implements EmbeddingModel {
     if (texts.length === 0) return [];
     let flat: Float32Array;
     try {
-      flat = await embedInWorker(this.encoderConfig(), texts);
+      flat = await embedInProcess(this.encoderConfig(), texts);
     } catch (err) {
       if (err instanceof ModelError) throw err;
       throw new ModelError(`${BUILTIN_FACTORY}: ${(err as Error).message}`, BUILTIN_FACTORY, 500);
@@ -61,7 +74,8 @@ export class BuiltinEmbeddingModel implements EmbeddingModel {
       files: this.options.files ?? locateModelFiles(this.spec),
       spec: this.spec,
       threads: this.options.threads ?? defaultThreads(),
-      limits: { maxTexts: this.options.batchSize ?? 32, maxTokens: this.options.batchTokens ?? 1024 },
+      limits: { maxTexts: this.options.batchSize ?? 32, maxTokens: this.options.batchTokens ?? 1024, window: this.options.batchWindow ?? 256 },
+      idleSec: this.options.idleSec ?? defaultIdleSec(),
     };
     return this.config;
   }

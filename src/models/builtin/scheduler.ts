@@ -3,6 +3,11 @@ export interface BatchLimits {
   maxTexts: number;
   /** Most padded tokens (texts x longest text) in one model run; bounds how long one run takes. */
   maxTokens: number;
+  /**
+   * Texts of the waiting requests that are sorted together by length when a batch is formed, so that
+   * a batch holds texts of nearly the same length whichever request they come from (little padding).
+   */
+  window: number;
 }
 
 /** Runs the model on one batch of token-id rows; returns batch.length * dims floats. */
@@ -10,20 +15,30 @@ export type RunBatch = (batch: number[][]) => Promise<Float32Array>;
 
 interface Job {
   tokens: number[][];
-  /** Text indices by ascending length, so each batch holds texts of similar length (little padding). */
-  order: number[];
+  /** Indices of the texts not yet sent to the model, by ascending length. */
+  pending: number[];
+  /** Texts embedded so far. */
   done: number;
   out: Float32Array;
   resolve: (vectors: Float32Array) => void;
   reject: (err: unknown) => void;
 }
 
-const remaining = (job: Job) => job.order.length - job.done;
+interface Row {
+  job: Job;
+  text: number;
+  length: number;
+}
+
+/** A request this small (a retrieval query) is run on its own, so it waits for at most the running batch. */
+const INTERACTIVE_TEXTS = 2;
 
 /**
- * Feeds embedding requests to the model one batch at a time, always continuing the request with the
- * fewest texts left. A retrieval query (one text) therefore waits for at most one running batch of a
- * large ingestion request instead of for the whole request.
+ * Feeds embedding requests to the model one batch at a time. The request with the fewest texts left
+ * goes first: a retrieval query waits for at most one running batch of a large ingestion request, not
+ * for the whole request. Larger requests share batches: the texts waiting in the first `window` of them
+ * are sorted by length and each batch is a run of neighbours in that order, starting at the shortest
+ * text of the request being served, so padding stays small even when each request is short.
  */
 export class EmbedScheduler {
   private readonly jobs: Job[] = [];
@@ -35,13 +50,19 @@ export class EmbedScheduler {
     private readonly limits: BatchLimits,
   ) {}
 
+  /** Requests accepted and not yet answered. */
+  get pendingRequests(): number {
+    return this.jobs.length;
+  }
+
   /** Embeds tokenized texts; resolves with texts.length * dims floats in input order. */
   submit(tokens: number[][]): Promise<Float32Array> {
     if (tokens.length === 0) return Promise.resolve(new Float32Array(0));
-    const order = tokens.map((_, i) => i).sort((a, b) => tokens[a]!.length - tokens[b]!.length);
+    const pending = tokens.map((_, i) => i).sort((a, b) => tokens[a]!.length - tokens[b]!.length);
     return new Promise((resolve, reject) => {
-      this.jobs.push({ tokens, order, done: 0, out: new Float32Array(tokens.length * this.dims), resolve, reject });
-      void this.drain();
+      this.jobs.push({ tokens, pending, done: 0, out: new Float32Array(tokens.length * this.dims), resolve, reject });
+      // After the current task: requests submitted together are batched together from the start.
+      queueMicrotask(() => void this.drain());
     });
   }
 
@@ -50,17 +71,18 @@ export class EmbedScheduler {
     this.running = true;
     try {
       while (this.jobs.length > 0) {
-        const job = this.jobs.reduce((a, b) => (remaining(b) < remaining(a) ? b : a));
-        const rows = this.takeBatch(job);
+        const rows = this.nextBatch();
+        for (const job of new Set(rows.map((r) => r.job))) {
+          const taken = new Set(rows.filter((r) => r.job === job).map((r) => r.text));
+          job.pending = job.pending.filter((text) => !taken.has(text));
+        }
         try {
-          const vectors = await this.run(rows.map((i) => job.tokens[i]!));
-          rows.forEach((textIndex, r) =>
-            job.out.set(vectors.subarray(r * this.dims, (r + 1) * this.dims), textIndex * this.dims),
-          );
-          job.done += rows.length;
-          if (remaining(job) === 0) this.finish(job).resolve(job.out);
+          const vectors = await this.run(rows.map((r) => r.job.tokens[r.text]!));
+          rows.forEach((r, i) => r.job.out.set(vectors.subarray(i * this.dims, (i + 1) * this.dims), r.text * this.dims));
+          for (const r of rows) r.job.done++;
+          for (const job of new Set(rows.map((r) => r.job))) if (job.done === job.tokens.length) this.finish(job).resolve(job.out);
         } catch (err) {
-          this.finish(job).reject(err);
+          for (const job of new Set(rows.map((r) => r.job))) this.finish(job).reject(err);
         }
       }
     } finally {
@@ -68,20 +90,45 @@ export class EmbedScheduler {
     }
   }
 
-  private takeBatch(job: Job): number[] {
-    const rows: number[] = [];
-    for (let k = job.done; k < job.order.length && rows.length < this.limits.maxTexts; k++) {
-      const textIndex = job.order[k]!;
-      // Lengths ascend, so this text sets the padded length of the batch.
-      const padded = (rows.length + 1) * job.tokens[textIndex]!.length;
-      if (rows.length > 0 && padded > this.limits.maxTokens) break;
-      rows.push(textIndex);
+  /** The rows of the next model run (never empty while a job waits). */
+  private nextBatch(): Row[] {
+    // The request with the fewest texts left; the oldest among equals (the sort is stable).
+    const byRemaining = this.jobs.filter((j) => j.pending.length > 0).sort((a, b) => a.pending.length - b.pending.length);
+    const anchor = byRemaining[0]!;
+    // At most a window of each request's texts: its shortest, which come next anyway.
+    const rowsOf = (job: Job): Row[] => job.pending.slice(0, this.limits.window).map((text) => ({ job, text, length: job.tokens[text]!.length }));
+    if (anchor.tokens.length <= INTERACTIVE_TEXTS) return this.fill(rowsOf(anchor), 0);
+    // The window: the anchor's texts and those of the next requests in the same order, sorted by length.
+    const pool: Row[] = [];
+    for (const job of byRemaining) {
+      if (job.tokens.length <= INTERACTIVE_TEXTS) continue;
+      if (pool.length > 0 && pool.length + job.pending.length > this.limits.window) break;
+      pool.push(...rowsOf(job));
     }
-    return rows;
+    pool.sort((a, b) => a.length - b.length);
+    // Start at the anchor's shortest text, so the request being served always advances.
+    const start = pool.findIndex((r) => r.job === anchor && r.text === anchor.pending[0]);
+    return this.fill(pool, start);
+  }
+
+  /**
+   * Consecutive rows of `sorted` (ascending length) around `start`, within the limits (the longest row
+   * sets the padded length of every row): first the shorter rows just below it, which pad nothing more
+   * and would otherwise be left behind as stragglers, then longer rows above it while room remains.
+   */
+  private fill(sorted: Row[], start: number): Row[] {
+    const { maxTexts, maxTokens } = this.limits;
+    let lo = start;
+    let hi = start + 1; // rows [lo, hi) are taken
+    const longest = sorted[start]!.length;
+    while (lo > 0 && hi - lo < maxTexts && (hi - lo + 1) * longest <= maxTokens) lo--;
+    while (hi < sorted.length && hi - lo < maxTexts && (hi - lo + 1) * sorted[hi]!.length <= maxTokens) hi++;
+    return sorted.slice(lo, hi);
   }
 
   private finish(job: Job): Job {
-    this.jobs.splice(this.jobs.indexOf(job), 1);
+    const i = this.jobs.indexOf(job);
+    if (i >= 0) this.jobs.splice(i, 1);
     return job;
   }
 }

@@ -190,8 +190,7 @@ describe('SqliteMemoryIndex', () => {
       assert.deepEqual(new Set(text), new Set([ids.tea, ids.teaOther]));
       const vec = (await index.vectorSearch([1, 0, 0, 0], f(), 10)).map((h) => h.message_id);
       assert.deepEqual(vec, [ids.tea, ids.teaOther, ids.coffee]);
-      const hit = (await index.fullText('tea', f(), 10)).find((h) => h.message_id === ids.tea)!;
-      assert.ok(hit.hasTerm('drink') && hit.hasTerm('tea') && !hit.hasTerm('coffe'));
+      for (const hit of await index.fullText('tea', f(), 10)) assert.ok(hit.score > 0, 'BM25 relevance is positive');
     });
 
     it('agent, session and user filters', async () => {
@@ -199,13 +198,6 @@ describe('SqliteMemoryIndex', () => {
       assert.deepEqual((await index.vectorSearch([1, 0, 0, 0], f({ agentId: 'a2' }), 10)).map((h) => h.message_id), [ids.coffee]);
       assert.deepEqual((await index.fullText('tea', f({ sessionId: 's2' }), 10)).map((h) => h.message_id), [ids.teaOther]);
       assert.deepEqual((await index.fullText('tea', f({ userId: 'u1' }), 10)).map((h) => h.message_id), [ids.tea]);
-    });
-
-    it('term statistics count only the searchable messages of the searched memories', async () => {
-      const { index } = await corpus();
-      const stats = await index.termStats([{ word: 'tea', stem: 'tea' }, { word: 'kyoto', stem: 'kyoto' }, { word: 'absent', stem: 'absent' }], f());
-      assert.equal(stats.messageCount, 3);
-      assert.deepEqual([...stats.messageFrequency], [['tea', 2], ['kyoto', 1]]);
     });
 
     it('recent: newest first, forgotten hidden, disabled included', async () => {

@@ -27,15 +27,16 @@ function groups(rows: Row[]): KeyGroup[] {
   });
 }
 
-function cacheOf(data: Record<string, Row[]>) {
-  const state = { generation: 1, loads: 0 };
+function cacheOf(data: Record<string, Row[]>, maxBytes?: number) {
+  const state = { generation: 1, loads: 0, loaded: [] as string[] };
   const cache = new SignBitCache({
     generations: (ids) => new Map(ids.map((id) => [id, state.generation])),
     keys: (id) => {
       state.loads++;
+      state.loaded.push(id);
       return groups(data[id] ?? []);
     },
-  });
+  }, maxBytes);
   return { cache, state };
 }
 
@@ -88,5 +89,41 @@ describe('SignBitCache', () => {
     assert.deepEqual(cache.size(), { datasets: 1, vectors: 3, bytes: 3 * 8 + 3 + (2 * 2 + 1) * 4 });
     cache.nearest(QUERY, 40, { datasetIds: ['a', 'b'] }, 5);
     assert.deepEqual(cache.size(), { datasets: 2, vectors: 4, bytes: 4 * 8 + 4 + (2 * 2 + 1 + 2) * 4 });
+  });
+
+  describe('bounded by bytes', () => {
+    // One dataset of 4 rows of 40 dims: 4 x (8-byte row id + 1-byte flag + 2 words) = 68 bytes.
+    const four = (base: number) => [row(base, 0), row(base + 1, 1), row(base + 2, 2), row(base + 3, 3)];
+    const ONE = 68;
+
+    it('drops the least recently searched datasets to stay within its bound', () => {
+      const { cache, state } = cacheOf({ a: four(1), b: four(11), c: four(21) }, 2 * ONE);
+      cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5);
+      cache.nearest(QUERY, 40, { datasetIds: ['b'] }, 5);
+      cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5); // a is now the most recent
+      assert.deepEqual(cache.size(), { datasets: 2, vectors: 8, bytes: 2 * ONE });
+      cache.nearest(QUERY, 40, { datasetIds: ['c'] }, 5);
+      assert.deepEqual(cache.size(), { datasets: 2, vectors: 8, bytes: 2 * ONE });
+      state.loaded = [];
+      cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5);
+      assert.deepEqual(state.loaded, [], 'a was kept');
+      assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['b'] }, 2).sort((x, y) => x - y), [11, 12], 'b is searched right after being reloaded');
+      assert.deepEqual(state.loaded, ['b'], 'b had been dropped');
+      assert.ok(cache.size().bytes <= 2 * ONE);
+    });
+
+    it('keeps the datasets of the current search even when they alone exceed the bound', () => {
+      const { cache } = cacheOf({ a: four(1), b: four(11), c: four(21) }, ONE);
+      assert.deepEqual(cache.nearest(QUERY, 40, { datasetIds: ['a', 'b'] }, 3).sort((x, y) => x - y), [1, 2, 11]);
+      assert.deepEqual(cache.size(), { datasets: 2, vectors: 8, bytes: 2 * ONE });
+      cache.nearest(QUERY, 40, { datasetIds: ['c'] }, 3);
+      assert.deepEqual(cache.size(), { datasets: 1, vectors: 4, bytes: ONE }, 'the next search brings it back under the bound');
+    });
+
+    it('is unbounded by default', () => {
+      const { cache } = cacheOf({ a: four(1), b: four(11), c: four(21) });
+      for (const id of ['a', 'b', 'c']) cache.nearest(QUERY, 40, { datasetIds: [id] }, 5);
+      assert.equal(cache.size().datasets, 3);
+    });
   });
 });

@@ -5,9 +5,9 @@ import type { ReferenceChunk, RetrieveDeps, RetrieveParams } from '../../../src/
 import { chunk, memoryIndex } from '../index/helpers.js';
 
 /**
- * Hand-built corpus. Query "solar efficiency?" has the stems solar (in a, b, d → df 3) and effici
- * (in b, c → df 2) over N = 6 chunks, so the IDF weights are ws = ln(1 + 3.5/3.5) = ln 2 and
- * we = ln(1 + 4.5/2.5) = ln 2.8. Vectors have integer components whose cosine with e1 is exact.
+ * Hand-built corpus. The query "solar efficiency?" matches a, b, c (and d, which is unavailable) in full
+ * text; term similarity is (bm25 / best bm25) ^ 1/4 of the index's own BM25 scores (TERM below). Vectors
+ * have integer components whose cosine with e1 is exact.
  */
 const corpus: IndexedChunk[] = [
   chunk({ id: 'a', document_id: 'doc1', document_name: 'one.txt', content: 'Solar power basics', vector: [1, 0, 0, 0, 0] }),
@@ -19,10 +19,8 @@ const corpus: IndexedChunk[] = [
 ];
 const QUESTION = 'solar efficiency?';
 const E1 = [1, 0, 0, 0, 0];
-const WS = Math.log(2);
-const WE = Math.log(2.8);
-const TERM_SOLAR = WS / (WS + WE);
-const TERM_EFFICIENCY = WE / (WS + WE);
+/** Term similarity of each chunk for QUESTION, from the index's BM25 scores (filled before the tests). */
+const TERM: Record<string, number> = {};
 
 function near(actual: number, expected: number, what: string) {
   assert.ok(Math.abs(actual - expected) < 1e-12, `${what}: ${actual} ≠ ${expected}`);
@@ -59,19 +57,30 @@ async function setup(chunks: IndexedChunk[] = corpus, extra: Partial<RetrieveDep
 }
 
 describe('retrieve', () => {
+  before(async () => {
+    const { index } = memoryIndex();
+    await index.upsert(corpus);
+    const hits = await index.fullText(QUESTION, { datasetIds: ['ds1'], availableOnly: true }, 10);
+    const best = Math.max(...hits.map((h) => h.score));
+    for (const h of hits) TERM[h.id] = (h.score / best) ** 0.25;
+    // b has both words, c the rarer one, a only 'solar', which half the chunks contain (BM25's IDF ~0).
+    assert.deepEqual(hits.map((h) => h.id), ['b', 'c', 'a']);
+    assert.ok(TERM.c! > 0.9 && TERM.a! < 0.1, JSON.stringify(TERM));
+  });
+
   it('scores the hand-built corpus exactly with the default settings', async () => {
     const { run, embedded } = await setup();
     const result = await run();
     assert.deepEqual(embedded, [QUESTION]);
     assert.equal(result.total, 3);
     assertScores(result.chunks, [
+      ['c', 0.3 * 0.75 + 0.7 * TERM.c!, 0.75, TERM.c!],
       ['b', 0.7 * 1, 0, 1],
-      ['c', 0.3 * 0.75 + 0.7 * TERM_EFFICIENCY, 0.75, TERM_EFFICIENCY],
-      ['a', 0.3 * 1 + 0.7 * TERM_SOLAR, 1, TERM_SOLAR],
+      ['a', 0.3 * 1 + 0.7 * TERM.a!, 1, TERM.a!],
     ]);
     assert.deepEqual(result.doc_aggs, [{ doc_name: 'one.txt', doc_id: 'doc1', count: 2 }, { doc_name: 'two.txt', doc_id: 'doc2', count: 1 }]);
-    const first = result.chunks[0]!;
-    assert.deepEqual({ ...first, similarity: 0, vector_similarity: 0, term_similarity: 0 }, {
+    const second = result.chunks[1]!;
+    assert.deepEqual({ ...second, similarity: 0, vector_similarity: 0, term_similarity: 0 }, {
       id: 'b', content: 'Solar efficiency gains', document_id: 'doc1', document_name: 'one.txt',
       document_keyword: 'one.txt', dataset_id: 'ds1', image_id: '', positions: [], similarity: 0,
       vector_similarity: 0, term_similarity: 0, important_keywords: [], tag_kwd: [], questions: [],
@@ -84,14 +93,15 @@ describe('retrieve', () => {
   it('blends with vector_similarity_weight: 1 = vector only, 0 = term only', async () => {
     const { run } = await setup();
     assertScores((await run({ vector_similarity_weight: 1 })).chunks, [
-      ['a', 1, 1, TERM_SOLAR], ['c', 0.75, 0.75, TERM_EFFICIENCY], ['e', 0.25, 0.25, 0],
+      ['a', 1, 1, TERM.a!], ['c', 0.75, 0.75, TERM.c!], ['e', 0.25, 0.25, 0],
     ]);
+    // a's term similarity is below the 0.2 threshold.
     assertScores((await run({ vector_similarity_weight: 0 })).chunks, [
-      ['b', 1, 0, 1], ['c', TERM_EFFICIENCY, 0.75, TERM_EFFICIENCY], ['a', TERM_SOLAR, 1, TERM_SOLAR],
+      ['b', 1, 0, 1], ['c', TERM.c!, 0.75, TERM.c!],
     ]);
     assertScores((await run({ vector_similarity_weight: 0.5 })).chunks, [
-      ['a', 0.5 * 1 + 0.5 * TERM_SOLAR, 1, TERM_SOLAR],
-      ['c', 0.5 * 0.75 + 0.5 * TERM_EFFICIENCY, 0.75, TERM_EFFICIENCY],
+      ['c', 0.5 * 0.75 + 0.5 * TERM.c!, 0.75, TERM.c!],
+      ['a', 0.5 * 1 + 0.5 * TERM.a!, 1, TERM.a!],
       ['b', 0.5, 0, 1],
     ]);
   });
@@ -100,12 +110,13 @@ describe('retrieve', () => {
     const { run } = await setup();
     const all = await run({ similarity_threshold: 0 });
     assert.equal(all.total, 5);
-    assert.deepEqual(all.chunks.map((c) => c.id), ['b', 'c', 'a', 'e', 'f']);
+    assert.deepEqual(all.chunks.map((c) => c.id), ['c', 'b', 'a', 'e', 'f']);
     near(all.chunks[3]!.similarity, 0.3 * 0.25, 'e');
     assert.equal(all.chunks[4]!.similarity, 0, 'negative cosine counts as 0');
     const strict = await run({ similarity_threshold: 0.7 });
-    assert.deepEqual(strict.chunks.map((c) => c.id), ['b']);
-    assert.equal((await run({ similarity_threshold: 0.71 })).total, 0);
+    assert.deepEqual(strict.chunks.map((c) => c.id), ['c', 'b']);
+    assert.deepEqual((await run({ similarity_threshold: 0.71 })).chunks.map((c) => c.id), ['c']);
+    assert.equal((await run({ similarity_threshold: 0.3 * 0.75 + 0.7 * TERM.c! + 1e-9 })).total, 0);
   });
 
   it('pages through the thresholded, sorted results', async () => {
@@ -158,9 +169,9 @@ describe('retrieve', () => {
     assert.equal(calls[0]![0], QUESTION);
     assert.deepEqual([...calls[0]![1]].sort(), Object.keys(byContent).sort());
     assertScores(result.chunks, [
-      ['c', 0.3 * 1 + 0.7 * TERM_EFFICIENCY, 1, TERM_EFFICIENCY],
+      ['c', 0.3 * 1 + 0.7 * TERM.c!, 1, TERM.c!],
       ['b', 0.7, 0, 1],
-      ['a', 0.3 * 0.5 + 0.7 * TERM_SOLAR, 0.5, TERM_SOLAR],
+      ['a', 0.3 * 0.5 + 0.7 * TERM.a!, 0.5, TERM.a!],
       ['f', 0.3 * 0.25, 0.25, 0],
       ['e', 0, 0, 0],
     ]);
@@ -199,7 +210,7 @@ describe('retrieve', () => {
 
   it('ranks by term similarity alone when the query vector is all zeros', async () => {
     const { run } = await setup(corpus, { embedQuery: async () => [0, 0, 0, 0, 0] });
-    assertScores((await run()).chunks, [['b', 1, 0, 1], ['c', TERM_EFFICIENCY, 0, TERM_EFFICIENCY], ['a', TERM_SOLAR, 0, TERM_SOLAR]]);
+    assertScores((await run()).chunks, [['b', 1, 0, 1], ['c', TERM.c!, 0, TERM.c!]]);
   });
 
   it('fails with the model\'s error when embedding fails, even if full-text search fails first', async () => {
@@ -217,6 +228,24 @@ describe('retrieve', () => {
       process.off('unhandledRejection', listener);
     }
     assert.deepEqual(unhandled, []);
+  });
+
+  it('runs the vector search while full-text search is still running (reader threads serve both at once)', async () => {
+    const { deps, run } = await setup();
+    let vectorStarted!: () => void;
+    const vectorSearchStarted = new Promise<void>((resolve) => (vectorStarted = resolve));
+    const real = deps.index;
+    deps.index = Object.assign(Object.create(real), {
+      fullText: async (...args: Parameters<typeof real.fullText>) => {
+        await vectorSearchStarted; // before the overlap, retrieval waited for this before searching vectors
+        return real.fullText(...args);
+      },
+      vectorSearch: (...args: Parameters<typeof real.vectorSearch>) => {
+        vectorStarted();
+        return real.vectorSearch(...args);
+      },
+    });
+    assert.deepEqual((await run()).chunks.map((c) => c.id).sort(), (await retrieve({ question: QUESTION, dataset_ids: ['ds1'] }, { ...deps, index: real })).chunks.map((c) => c.id).sort());
   });
 
   it('returns an empty result for a blank question without embedding it', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import {
-  blend, compareRanked, idf, isUsableVector, normalisePagerank, termSimilarity, termWeights, unitScore, vectorSimilarity,
+  blend, compareRanked, isUsableVector, normalisePagerank, TERM_EXPONENT, termScale, unitScore, vectorSimilarity,
 } from '../../../src/retrieval/scoring.js';
 
 describe('scoring', () => {
@@ -12,25 +12,16 @@ describe('scoring', () => {
     assert.deepEqual([0.75, -0.5, 1.0000001, null, NaN].map(vectorSimilarity), [0.75, 0, 1, 0, 0]);
   });
 
-  it('idf is BM25\'s, positive, highest for absent terms', () => {
-    assert.equal(idf(10, 5), Math.log(1 + 5.5 / 5.5));
-    assert.equal(idf(10, 0), Math.log(1 + 10.5 / 0.5));
-    assert.ok(idf(10, 10) > 0);
-    assert.equal(idf(10, 99), idf(10, 10), 'frequency is capped by the chunk count');
-    assert.equal(idf(0, 0), Math.log(2));
-  });
-
-  it('term similarity = weight of query terms present / weight of all query terms', () => {
-    const stats = { chunkCount: 6, chunkFrequency: new Map([['solar', 3], ['effici', 2]]) };
-    const weights = termWeights(['solar', 'effici', 'absent'], stats);
-    const [ws, we, wa] = [Math.log(2), Math.log(1 + 4.5 / 2.5), Math.log(1 + 6.5 / 0.5)];
-    assert.deepEqual([...weights.values()], [ws, we, wa]);
-    const has = (...stems: string[]) => (stem: string) => stems.includes(stem);
-    assert.equal(termSimilarity(weights, has('solar')), ws / (ws + we + wa));
-    assert.equal(termSimilarity(weights, has('solar', 'effici', 'absent')), 1);
-    assert.equal(termSimilarity(weights, has()), 0);
-    assert.equal(termSimilarity(new Map(), has('x')), 0);
-    assert.equal(termSimilarity(new Map([['x', NaN]]), has('x')), 0);
+  it('term similarity = (bm25 / best bm25 of the question) ^ 1/4, in 0..1, in BM25 order', () => {
+    const term = termScale([8, 2, 0.5]);
+    assert.equal(term(8), 1);
+    assert.equal(term(2), (2 / 8) ** TERM_EXPONENT);
+    assert.equal(term(0.5), (0.5 / 8) ** 0.25);
+    assert.ok(term(8) > term(2) && term(2) > term(0.5), 'keeps the BM25 order');
+    assert.equal(term(16), 1, 'clamped');
+    assert.deepEqual([0, -1, NaN].map(term), [0, 0, 0]);
+    assert.equal(termScale([])(3), 0, 'no full-text hits, no term similarity');
+    assert.equal(termScale([NaN, -2, Infinity])(1), 0, 'unusable scores are ignored');
   });
 
   it('blend weights the vector part by w and the term part by 1 − w, sanitising inputs', () => {

@@ -199,3 +199,8 @@ export interface AgentSession {
   message: { role: string; content: string }[];
   update_time: number;
 }
+
+export const PERMISSION_OPTIONS: { value: Dataset['permission']; label: string }[] = [
+  { value: 'me', label: 'Only me' },
+  { value: 'team', label: 'Team members' },
+];

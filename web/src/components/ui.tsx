@@ -51,88 +51,97 @@ export function PageHeader({ title, children, back }: { title: ReactNode; childr
 
 type FieldProps = { label: string; hint?: ReactNode };
 
-export function TextField({ label, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+/** A control's id and its hint, linked: the hint describes the control to screen readers. */
+function useField(hint: ReactNode) {
   const id = useId();
+  const hintId = `${id}-hint`;
+  return {
+    id,
+    describedBy: hint ? hintId : undefined,
+    hint: hint ? (
+      <small id={hintId} className="muted">
+        {hint}
+      </small>
+    ) : null,
+  };
+}
+
+export function TextField({ label, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+  const field = useField(hint);
   return (
     <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <input id={id} aria-describedby={hint ? `${id}-hint` : undefined} {...input} />
-      {hint && (
-        <small id={`${id}-hint`} className="muted">
-          {hint}
-        </small>
-      )}
+      <label htmlFor={field.id}>{label}</label>
+      <input id={field.id} aria-describedby={field.describedBy} {...input} />
+      {field.hint}
     </div>
   );
 }
 
 export function TextArea({ label, hint, ...input }: FieldProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
-  const id = useId();
+  const field = useField(hint);
   return (
     <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <textarea id={id} aria-describedby={hint ? `${id}-hint` : undefined} {...input} />
-      {hint && (
-        <small id={`${id}-hint`} className="muted">
-          {hint}
-        </small>
-      )}
+      <label htmlFor={field.id}>{label}</label>
+      <textarea id={field.id} aria-describedby={field.describedBy} {...input} />
+      {field.hint}
     </div>
   );
 }
 
-export function SelectField({ label, hint, options, ...select }: FieldProps & { options: { value: string; label: string }[] } & SelectHTMLAttributes<HTMLSelectElement>) {
-  const id = useId();
+export interface Option {
+  value: string;
+  label: string;
+}
+
+export function SelectField({ label, hint, options, ...select }: FieldProps & { options: Option[] } & SelectHTMLAttributes<HTMLSelectElement>) {
+  const field = useField(hint);
   return (
     <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <select id={id} aria-describedby={hint ? `${id}-hint` : undefined} {...select}>
+      <label htmlFor={field.id}>{label}</label>
+      <select id={field.id} aria-describedby={field.describedBy} {...select}>
         {options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
           </option>
         ))}
       </select>
-      {hint && (
-        <small id={`${id}-hint`} className="muted">
-          {hint}
-        </small>
-      )}
+      {field.hint}
     </div>
   );
 }
 
-export function CheckboxField({ label, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
-  const id = useId();
+export function CheckboxField({ label, hint, ...input }: { label: ReactNode; hint?: ReactNode } & InputHTMLAttributes<HTMLInputElement>) {
+  const field = useField(hint);
   return (
     <div className="field checkbox">
-      <input id={id} type="checkbox" aria-describedby={hint ? `${id}-hint` : undefined} {...input} />
-      <label htmlFor={id}>{label}</label>
-      {hint && (
-        <small id={`${id}-hint`} className="muted">
-          {hint}
-        </small>
-      )}
+      <input id={field.id} type="checkbox" aria-describedby={field.describedBy} {...input} />
+      <label htmlFor={field.id}>{label}</label>
+      {field.hint}
     </div>
   );
 }
 
 /** A number slider with its value shown and typed in: similarity knobs. */
 export function RangeField({ label, value, onChange, min, max, step, hint }: FieldProps & { value: number; onChange: (v: number) => void; min: number; max: number; step: number }) {
-  const id = useId();
+  const field = useField(hint);
   return (
     <div className="field range">
-      <label htmlFor={id}>{label}</label>
+      <label htmlFor={field.id}>{label}</label>
       <div className="range-row">
-        <input id={id} type="range" min={min} max={max} step={step} value={value} onChange={(e) => onChange(Number(e.target.value))} aria-describedby={hint ? `${id}-hint` : undefined} />
+        <input id={field.id} type="range" min={min} max={max} step={step} value={value} onChange={(e) => onChange(Number(e.target.value))} aria-describedby={field.describedBy} />
         <input type="number" aria-label={`${label} (value)`} min={min} max={max} step={step} value={value} onChange={(e) => onChange(Number(e.target.value))} />
       </div>
-      {hint && (
-        <small id={`${id}-hint`} className="muted">
-          {hint}
-        </small>
-      )}
+      {field.hint}
     </div>
+  );
+}
+
+/** A form's primary button: says what is happening while `busy`, and cannot be pressed twice. */
+export function SubmitButton({ label, busy, busyLabel = 'Saving…', disabled, onClick }: { label: string; busy: boolean; busyLabel?: string; disabled?: boolean; onClick?: () => void }) {
+  return (
+    <button type={onClick ? 'button' : 'submit'} className="primary" onClick={onClick} disabled={busy || disabled}>
+      {busy ? busyLabel : label}
+    </button>
   );
 }
 

@@ -3,8 +3,9 @@ import { api } from '../api/http.js';
 import type { Agent, AgentSession, Dsl } from '../api/types.js';
 import { AgentCanvas, type NodeState } from '../components/AgentCanvas.js';
 import { AgentRunPanel } from '../components/AgentRunPanel.js';
-import { ErrorMessage, Loading, Notice, PageHeader, TextArea, formatTime } from '../components/ui.js';
-import { useAction, useLoad } from '../hooks.js';
+import { ListStatus } from '../components/ListStatus.js';
+import { ErrorMessage, Loading, Notice, PageHeader, SubmitButton, TextArea, formatTime } from '../components/ui.js';
+import { useAction, useConfirmedAction, useLoad } from '../hooks.js';
 
 type View = 'canvas' | 'dsl' | 'sessions';
 
@@ -82,9 +83,7 @@ function DslEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
         <button type="button" onClick={() => setText(JSON.stringify(agent.dsl, null, 2))}>
           Revert
         </button>
-        <button type="button" className="primary" onClick={save} disabled={busy}>
-          {busy ? 'Saving…' : 'Validate and save'}
-        </button>
+        <SubmitButton label="Validate and save" busy={busy} onClick={save} />
       </div>
     </div>
   );
@@ -92,17 +91,11 @@ function DslEditor({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
 
 function Sessions({ agentId, current, onOpen }: { agentId: string; current?: string; onOpen: (id: string) => void }) {
   const sessions = useLoad((signal) => api.get<AgentSession[]>(`/agents/${agentId}/sessions`, { dsl: false, page_size: 50 }, signal), [agentId, current]);
-  const action = useAction();
-  const remove = async (s: AgentSession) => {
-    if (!confirm('Delete this session?')) return;
-    await action.run(() => api.delete(`/agents/${agentId}/sessions/${s.id}`));
-    sessions.reload();
-  };
+  const action = useConfirmedAction(sessions.reload);
+  const remove = (s: AgentSession) => action.confirmThenRun('Delete this session?', () => api.delete(`/agents/${agentId}/sessions/${s.id}`));
   return (
     <section aria-label="Sessions">
-      <ErrorMessage error={sessions.error ?? action.error} />
-      {!sessions.data && <Loading />}
-      {sessions.data?.length === 0 && <p className="empty">No sessions yet: run the agent.</p>}
+      <ListStatus list={sessions} count={sessions.data?.length} error={action.error} empty="No sessions yet: run the agent." />
       <ul className="chunk-list">
         {sessions.data?.map((s) => (
           <li key={s.id} className="chunk">

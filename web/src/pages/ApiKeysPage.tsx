@@ -1,8 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/http.js';
 import { CopyButton } from '../components/CopyButton.js';
-import { Dialog, ErrorMessage, Loading, PageHeader, TextField, formatTime } from '../components/ui.js';
-import { useAction, useLoad } from '../hooks.js';
+import { DataTable } from '../components/DataTable.js';
+import { ListStatus } from '../components/ListStatus.js';
+import { Dialog, PageHeader, TextField, formatTime } from '../components/ui.js';
+import { useAction, useConfirmedAction, useLoad } from '../hooks.js';
 
 interface ApiKey {
   id: string;
@@ -17,7 +19,7 @@ export function ApiKeysPage() {
   const [name, setName] = useState('');
   const [created, setCreated] = useState<string>();
   const create = useAction();
-  const revoke = useAction();
+  const revoke = useConfirmedAction(keys.reload);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -27,12 +29,6 @@ export function ApiKeysPage() {
       setName('');
       keys.reload();
     }
-  };
-
-  const remove = async (k: ApiKey) => {
-    if (!confirm(`Revoke the key "${k.name || k.token}"? Programs using it stop working.`)) return;
-    await revoke.run(() => api.delete(`/system/tokens/${k.id}`));
-    keys.reload();
   };
 
   return (
@@ -47,43 +43,29 @@ export function ApiKeysPage() {
           </button>
         </div>
       </form>
-      <ErrorMessage error={create.error ?? revoke.error ?? keys.error} />
-      {!keys.data && keys.loading && <Loading />}
-      {keys.data?.length === 0 && <p className="empty">No API keys yet.</p>}
+      <ListStatus list={keys} count={keys.data?.length} error={create.error ?? revoke.error} empty="No API keys yet." />
       {keys.data && keys.data.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <tr key={k.id}>
-                  <td data-label="Name">{k.name || '—'}</td>
-                  <td data-label="Key">
-                    <code>{k.token}</code>
-                  </td>
-                  <td data-label="Created">{formatTime(k.create_time)}</td>
-                  <td data-label="Last used">{formatTime(k.last_used_at)}</td>
-                  <td className="row-actions">
-                    <button type="button" className="danger" onClick={() => remove(k)} aria-label={`Revoke ${k.name || k.token}`}>
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="API keys"
+          rows={keys.data}
+          rowKey={(k) => k.id}
+          columns={[
+            { label: 'Name', cell: (k) => k.name || '—' },
+            { label: 'Key', cell: (k) => <code>{k.token}</code> },
+            { label: 'Created', cell: (k) => formatTime(k.create_time) },
+            { label: 'Last used', cell: (k) => formatTime(k.last_used_at) },
+          ]}
+          actions={(k) => (
+            <button
+              type="button"
+              className="danger"
+              onClick={() => revoke.confirmThenRun(`Revoke the key "${k.name || k.token}"? Programs using it stop working.`, () => api.delete(`/system/tokens/${k.id}`))}
+              aria-label={`Revoke ${k.name || k.token}`}
+            >
+              Revoke
+            </button>
+          )}
+        />
       )}
       <Dialog title="Your new API key" open={Boolean(created)} onClose={() => setCreated(undefined)}>
         <p>Copy it now: it is shown only once.</p>

@@ -4,7 +4,7 @@ import { postSse } from '../api/sse.js';
 import type { Chat, ChatMessage, ChatReference, ChatSession } from '../api/types.js';
 import { Answer } from '../components/Answer.js';
 import { ErrorMessage, Loading, PageHeader, TextArea, TextField } from '../components/ui.js';
-import { useAction, useLoad } from '../hooks.js';
+import { useConfirmedAction, useLoad } from '../hooks.js';
 import { Link } from '../router.js';
 
 interface Frame {
@@ -17,7 +17,7 @@ export function ChatPage({ chatId }: { chatId: string }) {
   const chat = useLoad((signal) => api.get<Chat>(`/chats/${chatId}`, undefined, signal), [chatId]);
   const sessions = useLoad((signal) => api.get<ChatSession[]>(`/chats/${chatId}/sessions`, { page_size: 100, orderby: 'update_time' }, signal), [chatId]);
   const [sessionId, setSessionId] = useState<string>();
-  const action = useAction();
+  const action = useConfirmedAction(sessions.reload);
 
   useEffect(() => {
     if (!sessionId && sessions.data?.length) setSessionId(sessions.data[0]!.id);
@@ -31,12 +31,11 @@ export function ChatPage({ chatId }: { chatId: string }) {
     }
   };
 
-  const remove = async (s: ChatSession) => {
-    if (!confirm(`Delete the session "${s.name}"?`)) return;
-    await action.run(() => api.delete(`/chats/${chatId}/sessions`, { ids: [s.id] }));
-    if (s.id === sessionId) setSessionId(undefined);
-    sessions.reload();
-  };
+  const remove = (s: ChatSession) =>
+    action.confirmThenRun(`Delete the session "${s.name}"?`, async () => {
+      await api.delete(`/chats/${chatId}/sessions`, { ids: [s.id] });
+      if (s.id === sessionId) setSessionId(undefined);
+    });
 
   return (
     <>

@@ -2,9 +2,9 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api } from '../api/http.js';
 import type { Chat } from '../api/types.js';
 import { DatasetPicker } from '../components/DatasetPicker.js';
-import { CheckboxField, ErrorMessage, Loading, Notice, PageHeader, RangeField, SelectField, TextArea, TextField } from '../components/ui.js';
+import { ModelSelect } from '../components/ModelSelect.js';
+import { CheckboxField, ErrorMessage, Loading, Notice, PageHeader, RangeField, SubmitButton, TextArea, TextField } from '../components/ui.js';
 import { useAction, useLoad } from '../hooks.js';
-import { useModels } from '../models.js';
 import { Link } from '../router.js';
 
 export function ChatSettingsPage({ chatId }: { chatId: string }) {
@@ -21,8 +21,6 @@ export function ChatSettingsPage({ chatId }: { chatId: string }) {
 function ChatForm({ chat, onSaved }: { chat: Chat; onSaved: () => void }) {
   const [form, setForm] = useState(() => structuredClone(chat));
   const [saved, setSaved] = useState(false);
-  const chatModels = useModels('chat');
-  const rerankModels = useModels('rerank');
   const { busy, error, run } = useAction();
   useEffect(() => {
     setForm(structuredClone(chat));
@@ -73,12 +71,7 @@ function ChatForm({ chat, onSaved }: { chat: Chat; onSaved: () => void }) {
 
       <fieldset>
         <legend>Model</legend>
-        <SelectField
-          label="Chat model"
-          options={[{ value: '', label: 'Workspace default' }, ...(chatModels.data ?? []).map((m) => ({ value: m.model_id, label: m.model_id }))]}
-          value={form.llm_id ?? ''}
-          onChange={(e) => set({ llm_id: e.target.value })}
-        />
+        <ModelSelect type="chat" label="Chat model" none="Workspace default" value={form.llm_id ?? ''} onChange={(id) => set({ llm_id: id })} />
         <RangeField label="Temperature" min={0} max={2} step={0.05} value={form.llm_setting.temperature ?? 0.1} onChange={(v) => setLlm({ temperature: v })} />
         <RangeField label="Top p" min={0} max={1} step={0.05} value={form.llm_setting.top_p ?? 0.3} onChange={(v) => setLlm({ top_p: v })} />
         <RangeField label="Presence penalty" min={-2} max={2} step={0.1} value={form.llm_setting.presence_penalty ?? 0.4} onChange={(v) => setLlm({ presence_penalty: v })} />
@@ -128,23 +121,16 @@ function ChatForm({ chat, onSaved }: { chat: Chat; onSaved: () => void }) {
         <RangeField label="Vector similarity weight" min={0} max={1} step={0.01} value={form.vector_similarity_weight} onChange={(v) => set({ vector_similarity_weight: v })} />
         <TextField label="Top n (chunks given to the model)" type="number" min={1} max={100} value={form.top_n} onChange={(e) => set({ top_n: Number(e.target.value) })} />
         <TextField label="Top k (candidates)" type="number" min={1} max={10000} value={form.top_k} onChange={(e) => set({ top_k: Number(e.target.value) })} />
-        <SelectField
-          label="Rerank model"
-          options={[{ value: '', label: 'None (vector similarity)' }, ...(rerankModels.data ?? []).map((m) => ({ value: m.model_id, label: m.model_id }))]}
-          value={form.rerank_id ?? ''}
-          onChange={(e) => set({ rerank_id: e.target.value })}
-        />
+        <ModelSelect type="rerank" label="Rerank model" none="None (vector similarity)" value={form.rerank_id ?? ''} onChange={(id) => set({ rerank_id: id })} />
       </fieldset>
-      <ErrorMessage error={error ?? chatModels.error} />
+      <ErrorMessage error={error} />
       {saved && (
         <Notice>
           Saved. <Link to={`/chats/${chat.id}`}>Open the chat</Link>
         </Notice>
       )}
       <div className="form-actions">
-        <button type="submit" className="primary" disabled={busy}>
-          {busy ? 'Saving…' : 'Save'}
-        </button>
+        <SubmitButton label="Save" busy={busy} />
       </div>
     </form>
   );

@@ -1,10 +1,13 @@
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api } from '../api/http.js';
 import type { Chat } from '../api/types.js';
 import { DatasetPicker } from '../components/DatasetPicker.js';
-import { Dialog, ErrorMessage, Loading, PageHeader, Pager, SelectField, TextField, formatTime } from '../components/ui.js';
-import { useAction, useLoad } from '../hooks.js';
-import { useModels } from '../models.js';
+import { FormDialog } from '../components/FormDialog.js';
+import { LinkCard } from '../components/LinkCard.js';
+import { ListStatus } from '../components/ListStatus.js';
+import { ModelSelect } from '../components/ModelSelect.js';
+import { PageHeader, Pager, TextField, formatTime } from '../components/ui.js';
+import { useAction, useConfirmedAction, useLoad } from '../hooks.js';
 import { Link, navigate } from '../router.js';
 
 const PAGE_SIZE = 30;
@@ -13,13 +16,7 @@ export function ChatsPage() {
   const [page, setPage] = useState(1);
   const [creating, setCreating] = useState(false);
   const list = useLoad((signal) => api.get<{ chats: Chat[]; total: number }>('/chats', { page, page_size: PAGE_SIZE, orderby: 'update_time' }, signal), [page]);
-  const del = useAction();
-
-  const remove = async (c: Chat) => {
-    if (!confirm(`Delete the chat assistant "${c.name}" and its sessions?`)) return;
-    await del.run(() => api.delete('/chats', { ids: [c.id] }));
-    list.reload();
-  };
+  const del = useConfirmedAction(list.reload);
 
   return (
     <>
@@ -28,15 +25,10 @@ export function ChatsPage() {
           New chat assistant
         </button>
       </PageHeader>
-      <ErrorMessage error={list.error ?? del.error} />
-      {!list.data && list.loading && <Loading />}
-      {list.data?.chats.length === 0 && <p className="empty">No chat assistants yet. Create one to chat with your datasets.</p>}
+      <ListStatus list={list} count={list.data?.chats.length} error={del.error} empty="No chat assistants yet. Create one to chat with your datasets." />
       <div className="cards">
         {list.data?.chats.map((c) => (
-          <article className="card" key={c.id} aria-labelledby={`chat-${c.id}`}>
-            <h2 id={`chat-${c.id}`}>
-              <Link to={`/chats/${c.id}`}>{c.name}</Link>
-            </h2>
+          <LinkCard key={c.id} title={c.name} to={`/chats/${c.id}`}>
             <p className="small muted">
               {c.kb_names?.length ? `Datasets: ${c.kb_names.join(', ')}` : 'No datasets'} · {c.llm_id ?? 'default model'}
             </p>
@@ -45,11 +37,16 @@ export function ChatsPage() {
               <Link to={`/chats/${c.id}/settings`} className="button" aria-label={`Configure ${c.name}`}>
                 Configure
               </Link>
-              <button type="button" className="danger" onClick={() => remove(c)} aria-label={`Delete ${c.name}`}>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => del.confirmThenRun(`Delete the chat assistant "${c.name}" and its sessions?`, () => api.delete('/chats', { ids: [c.id] }))}
+                aria-label={`Delete ${c.name}`}
+              >
                 Delete
               </button>
             </div>
-          </article>
+          </LinkCard>
         ))}
       </div>
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
@@ -62,11 +59,9 @@ function CreateChatDialog({ onClose }: { onClose: () => void }) {
   const [name, setName] = useState('');
   const [datasetIds, setDatasetIds] = useState<string[]>([]);
   const [llmId, setLlmId] = useState('');
-  const models = useModels('chat');
   const { busy, error, run } = useAction();
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
+  const submit = async () => {
     const body: Record<string, unknown> = { name, dataset_ids: datasetIds, llm_id: llmId || null };
     // Without datasets there is no {knowledge} to fill: the prompt must not ask for it (spec).
     if (!datasetIds.length)
@@ -76,26 +71,10 @@ function CreateChatDialog({ onClose }: { onClose: () => void }) {
   };
 
   return (
-    <Dialog title="New chat assistant" open onClose={onClose}>
-      <form onSubmit={submit}>
-        <TextField label="Name" required value={name} onChange={(e) => setName(e.target.value)} autoFocus />
-        <DatasetPicker value={datasetIds} onChange={setDatasetIds} />
-        <SelectField
-          label="Chat model"
-          options={[{ value: '', label: 'Workspace default' }, ...(models.data ?? []).map((m) => ({ value: m.model_id, label: m.model_id }))]}
-          value={llmId}
-          onChange={(e) => setLlmId(e.target.value)}
-        />
-        <ErrorMessage error={error ?? models.error} />
-        <div className="form-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? 'Creating…' : 'Create'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog title="New chat assistant" onClose={onClose} onSubmit={submit} busy={busy} error={error} submitLabel="Create" busyLabel="Creating…">
+      <TextField label="Name" required value={name} onChange={(e) => setName(e.target.value)} autoFocus />
+      <DatasetPicker value={datasetIds} onChange={setDatasetIds} />
+      <ModelSelect type="chat" label="Chat model" none="Workspace default" value={llmId} onChange={setLlmId} />
+    </FormDialog>
   );
 }

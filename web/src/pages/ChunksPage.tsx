@@ -1,8 +1,10 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { api } from '../api/http.js';
 import type { Chunk, Doc } from '../api/types.js';
-import { CheckboxField, Dialog, ErrorMessage, Loading, PageHeader, Pager, TextArea, TextField } from '../components/ui.js';
-import { useAction, useDebounced, useLoad } from '../hooks.js';
+import { FormDialog } from '../components/FormDialog.js';
+import { ListStatus } from '../components/ListStatus.js';
+import { CheckboxField, PageHeader, Pager, TextArea, TextField } from '../components/ui.js';
+import { useAction, useConfirmedAction, useDebounced, useLoad } from '../hooks.js';
 
 const PAGE_SIZE = 30;
 
@@ -13,7 +15,7 @@ export function ChunksPage({ datasetId, documentId }: { datasetId: string; docum
   const [editing, setEditing] = useState<Chunk | 'new'>();
   const base = `/datasets/${datasetId}/documents/${documentId}/chunks`;
   const list = useLoad((signal) => api.get<{ total: number; chunks: Chunk[]; doc: Doc }>(base, { page, page_size: PAGE_SIZE, keywords: searched }, signal), [base, page, searched]);
-  const action = useAction();
+  const action = useConfirmedAction(list.reload);
   /** The switch moves at once; the list's next answer replaces these. */
   const [availability, setAvailability] = useState<Record<string, boolean>>({});
   useEffect(() => {
@@ -25,12 +27,6 @@ export function ChunksPage({ datasetId, documentId }: { datasetId: string; docum
     const next = !available(c);
     setAvailability((a) => ({ ...a, [c.id]: next }));
     await action.run(() => api.patch(`${base}/${c.id}`, { available: next }));
-    list.reload();
-  };
-
-  const remove = async (c: Chunk) => {
-    if (!confirm('Delete this chunk?')) return;
-    await action.run(() => api.delete(base, { chunk_ids: [c.id] }));
     list.reload();
   };
 
@@ -50,9 +46,7 @@ export function ChunksPage({ datasetId, documentId }: { datasetId: string; docum
       <div className="toolbar">
         <TextField label="Search chunks" type="search" value={keywords} onChange={(e) => (setKeywords(e.target.value), setPage(1))} />
       </div>
-      <ErrorMessage error={list.error ?? action.error} />
-      {!list.data && list.loading && <Loading />}
-      {list.data && list.data.chunks.length === 0 && <p className="empty">{keywords ? 'No chunk matches.' : 'No chunks: parse the document or add one.'}</p>}
+      <ListStatus list={list} count={list.data?.chunks.length} error={action.error} empty={keywords ? 'No chunk matches.' : 'No chunks: parse the document or add one.'} />
       <ol className="chunk-list">
         {list.data?.chunks.map((c, i) => (
           <li key={c.id} className={`chunk${available(c) ? '' : ' disabled'}`}>
@@ -62,7 +56,7 @@ export function ChunksPage({ datasetId, documentId }: { datasetId: string; docum
               <button type="button" onClick={() => setEditing(c)} aria-label={`Edit chunk ${(page - 1) * PAGE_SIZE + i + 1}`}>
                 Edit
               </button>
-              <button type="button" className="danger" onClick={() => remove(c)} aria-label={`Delete chunk ${(page - 1) * PAGE_SIZE + i + 1}`}>
+              <button type="button" className="danger" onClick={() => action.confirmThenRun('Delete this chunk?', () => api.delete(base, { chunk_ids: [c.id] }))} aria-label={`Delete chunk ${(page - 1) * PAGE_SIZE + i + 1}`}>
                 Delete
               </button>
             </div>
@@ -95,29 +89,17 @@ function ChunkDialog({ base, chunk, onClose }: { base: string; chunk?: Chunk; on
   const [questions, setQuestions] = useState(chunk?.questions.join('\n') ?? '');
   const { busy, error, run } = useAction();
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
+  const submit = async () => {
     const body = { content, important_keywords: splitList(keywords, /,/), questions: splitList(questions, /\n/) };
     const ok = await run(() => (chunk ? api.patch(`${base}/${chunk.id}`, body) : api.post(base, body)));
     if (ok !== undefined) onClose(true);
   };
 
   return (
-    <Dialog title={chunk ? 'Edit chunk' : 'Add a chunk'} open onClose={() => onClose(false)} wide>
-      <form onSubmit={submit}>
-        <TextArea label="Content" rows={8} required value={content} onChange={(e) => setContent(e.target.value)} />
-        <TextField label="Keywords" hint="Comma-separated." value={keywords} onChange={(e) => setKeywords(e.target.value)} />
-        <TextArea label="Questions" hint="One per line; they are embedded with the chunk." rows={3} value={questions} onChange={(e) => setQuestions(e.target.value)} />
-        <ErrorMessage error={error} />
-        <div className="form-actions">
-          <button type="button" onClick={() => onClose(false)}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? 'Saving…' : chunk ? 'Save chunk' : 'Add chunk'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog title={chunk ? 'Edit chunk' : 'Add a chunk'} onClose={() => onClose(false)} onSubmit={submit} busy={busy} error={error} submitLabel={chunk ? 'Save chunk' : 'Add chunk'} wide>
+      <TextArea label="Content" rows={8} required value={content} onChange={(e) => setContent(e.target.value)} />
+      <TextField label="Keywords" hint="Comma-separated." value={keywords} onChange={(e) => setKeywords(e.target.value)} />
+      <TextArea label="Questions" hint="One per line; they are embedded with the chunk." rows={3} value={questions} onChange={(e) => setQuestions(e.target.value)} />
+    </FormDialog>
   );
 }

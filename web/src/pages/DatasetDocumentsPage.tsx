@@ -1,13 +1,16 @@
-import { useCallback, useState, type FormEvent } from 'react';
+import { useCallback, useState } from 'react';
 import { api, request } from '../api/http.js';
 import { downloadFile } from '../api/download.js';
 import { chunkMethodOptions, DATASET_CHUNK_METHODS, type Doc } from '../api/types.js';
+import { DataTable } from '../components/DataTable.js';
 import { DatasetHeader, useDataset } from '../components/DatasetTabs.js';
+import { FormDialog } from '../components/FormDialog.js';
+import { ListStatus } from '../components/ListStatus.js';
 import { MetadataEditor } from '../components/MetadataEditor.js';
 import { ParserConfigForm } from '../components/ParserConfigForm.js';
 import { UploadZone } from '../components/UploadZone.js';
-import { CheckboxField, Dialog, ErrorMessage, Loading, Pager, ProgressBar, SelectField, TextField, formatBytes } from '../components/ui.js';
-import { useAction, useDebounced, useInterval, useLoad } from '../hooks.js';
+import { CheckboxField, Pager, ProgressBar, SelectField, TextField, formatBytes } from '../components/ui.js';
+import { useAction, useConfirmedAction, useDebounced, useInterval, useLoad } from '../hooks.js';
 import { Link } from '../router.js';
 
 const PAGE_SIZE = 30;
@@ -24,7 +27,7 @@ export function DatasetDocumentsPage({ datasetId }: { datasetId: string }) {
     (signal) => api.get<{ total: number; docs: Doc[] }>(`/datasets/${datasetId}/documents`, { page, page_size: PAGE_SIZE, keywords: searched }, signal),
     [datasetId, page, searched],
   );
-  const action = useAction();
+  const action = useConfirmedAction(docs.reload);
   const running = docs.data?.docs.some((d) => d.run === 'RUNNING') ?? false;
   useInterval(docs.reload, POLL_MS, running);
 
@@ -49,12 +52,6 @@ export function DatasetDocumentsPage({ datasetId }: { datasetId: string }) {
     docs.reload();
   };
 
-  const remove = async (doc: Doc) => {
-    if (!confirm(`Delete "${doc.name}" and its chunks?`)) return;
-    await action.run(() => api.delete(`/datasets/${datasetId}/documents`, { ids: [doc.id] }));
-    docs.reload();
-  };
-
   return (
     <>
       <DatasetHeader dataset={dataset.data} error={dataset.error} />
@@ -63,62 +60,49 @@ export function DatasetDocumentsPage({ datasetId }: { datasetId: string }) {
       <div className="toolbar">
         <TextField label="Search documents" type="search" value={keywords} onChange={(e) => (setKeywords(e.target.value), setPage(1))} />
       </div>
-      <ErrorMessage error={docs.error ?? action.error} onDismiss={action.error ? () => action.setError(undefined) : undefined} />
-      {!docs.data && docs.loading && <Loading />}
-      {docs.data && docs.data.docs.length === 0 && <p className="empty">No documents yet: drop files above.</p>}
+      <ListStatus list={docs} count={docs.data?.docs.length} error={action.error} onDismiss={() => action.setError(undefined)} empty="No documents yet: drop files above." />
       {docs.data && docs.data.docs.length > 0 && (
-        <div className="table-wrap">
-          <table className="documents">
-            <caption className="sr-only">Documents</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Size</th>
-                <th scope="col">Chunk method</th>
-                <th scope="col">Chunks</th>
-                <th scope="col">Parsing</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {docs.data.docs.map((d) => (
-                <tr key={d.id} data-document={d.name}>
-                  <td data-label="Name">
-                    <Link to={`/datasets/${datasetId}/documents/${d.id}`}>{d.name}</Link>
-                  </td>
-                  <td data-label="Size">{formatBytes(d.size)}</td>
-                  <td data-label="Chunk method">{d.chunk_method}</td>
-                  <td data-label="Chunks">{d.chunk_count}</td>
-                  <td data-label="Parsing">
-                    <RunState doc={d} />
-                  </td>
-                  <td className="row-actions">
-                    {d.run === 'RUNNING' ? (
-                      <button type="button" onClick={() => stop([d.id])} aria-label={`Stop parsing ${d.name}`}>
-                        Stop
-                      </button>
-                    ) : (
-                      <button type="button" onClick={() => parse([d.id])} aria-label={`${d.run === 'UNSTART' ? 'Parse' : 'Re-parse'} ${d.name}`}>
-                        {d.run === 'UNSTART' ? 'Parse' : 'Re-parse'}
-                      </button>
-                    )}
-                    <button type="button" onClick={() => setEditing(d)} aria-label={`Settings of ${d.name}`}>
-                      Settings
-                    </button>
-                    <button type="button" onClick={() => action.run(() => downloadFile(`/datasets/${datasetId}/documents/${d.id}`, d.name))} aria-label={`Download ${d.name}`}>
-                      Download
-                    </button>
-                    <button type="button" className="danger" onClick={() => remove(d)} aria-label={`Delete ${d.name}`}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Documents"
+          className="documents"
+          rows={docs.data.docs}
+          rowKey={(d) => d.id}
+          rowAttributes={(d) => ({ 'data-document': d.name })}
+          columns={[
+            { label: 'Name', cell: (d) => <Link to={`/datasets/${datasetId}/documents/${d.id}`}>{d.name}</Link> },
+            { label: 'Size', cell: (d) => formatBytes(d.size) },
+            { label: 'Chunk method', cell: (d) => d.chunk_method },
+            { label: 'Chunks', cell: (d) => d.chunk_count },
+            { label: 'Parsing', cell: (d) => <RunState doc={d} /> },
+          ]}
+          actions={(d) => (
+            <>
+              {d.run === 'RUNNING' ? (
+                <button type="button" onClick={() => stop([d.id])} aria-label={`Stop parsing ${d.name}`}>
+                  Stop
+                </button>
+              ) : (
+                <button type="button" onClick={() => parse([d.id])} aria-label={`${d.run === 'UNSTART' ? 'Parse' : 'Re-parse'} ${d.name}`}>
+                  {d.run === 'UNSTART' ? 'Parse' : 'Re-parse'}
+                </button>
+              )}
+              <button type="button" onClick={() => setEditing(d)} aria-label={`Settings of ${d.name}`}>
+                Settings
+              </button>
+              <button type="button" onClick={() => action.run(() => downloadFile(`/datasets/${datasetId}/documents/${d.id}`, d.name))} aria-label={`Download ${d.name}`}>
+                Download
+              </button>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => action.confirmThenRun(`Delete "${d.name}" and its chunks?`, () => api.delete(`/datasets/${datasetId}/documents`, { ids: [d.id] }))}
+                aria-label={`Delete ${d.name}`}
+              >
+                Delete
+              </button>
+            </>
+          )}
+        />
       )}
       {docs.data && <Pager page={page} pageSize={PAGE_SIZE} total={docs.data.total} onPage={setPage} />}
       {editing && (
@@ -158,8 +142,7 @@ function DocumentSettingsDialog({ datasetId, doc, onClose }: { datasetId: string
   const [meta, setMeta] = useState(doc.meta_fields ?? {});
   const { busy, error, run } = useAction();
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
+  const submit = async () => {
     const body: Record<string, unknown> = { meta_fields: meta };
     if (name !== doc.name) body.name = name;
     if (method !== doc.chunk_method) body.chunk_method = method;
@@ -169,31 +152,20 @@ function DocumentSettingsDialog({ datasetId, doc, onClose }: { datasetId: string
   };
 
   return (
-    <Dialog title={`Document settings: ${doc.name}`} open onClose={() => onClose(false)} wide>
-      <form onSubmit={submit}>
-        <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} />
-        <SelectField
-          label="Chunk method"
-          hint="A new chunk method takes effect when the document is parsed again."
-          options={chunkMethodOptions(DATASET_CHUNK_METHODS)}
-          value={method}
-          onChange={(e) => {
-            setMethod(e.target.value);
-            setConfig({});
-          }}
-        />
-        <ParserConfigForm method={method} value={config} onChange={setConfig} />
-        <MetadataEditor value={meta} onChange={setMeta} />
-        <ErrorMessage error={error} />
-        <div className="form-actions">
-          <button type="button" onClick={() => onClose(false)}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? 'Saving…' : 'Save'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog title={`Document settings: ${doc.name}`} onClose={() => onClose(false)} onSubmit={submit} busy={busy} error={error} submitLabel="Save" wide>
+      <TextField label="Name" value={name} onChange={(e) => setName(e.target.value)} />
+      <SelectField
+        label="Chunk method"
+        hint="A new chunk method takes effect when the document is parsed again."
+        options={chunkMethodOptions(DATASET_CHUNK_METHODS)}
+        value={method}
+        onChange={(e) => {
+          setMethod(e.target.value);
+          setConfig({});
+        }}
+      />
+      <ParserConfigForm method={method} value={config} onChange={setConfig} />
+      <MetadataEditor value={meta} onChange={setMeta} />
+    </FormDialog>
   );
 }

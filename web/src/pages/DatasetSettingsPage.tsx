@@ -1,11 +1,11 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api } from '../api/http.js';
-import { chunkMethodOptions, DATASET_CHUNK_METHODS, type Dataset } from '../api/types.js';
+import { chunkMethodOptions, DATASET_CHUNK_METHODS, PERMISSION_OPTIONS, type Dataset } from '../api/types.js';
 import { DatasetHeader, useDataset } from '../components/DatasetTabs.js';
+import { ModelSelect } from '../components/ModelSelect.js';
 import { ParserConfigForm } from '../components/ParserConfigForm.js';
-import { ErrorMessage, Loading, Notice, SelectField, TextArea, TextField } from '../components/ui.js';
+import { ErrorMessage, Loading, Notice, SelectField, SubmitButton, TextArea, TextField } from '../components/ui.js';
 import { useAction } from '../hooks.js';
-import { useModels } from '../models.js';
 import { navigate } from '../router.js';
 
 export function DatasetSettingsPage({ datasetId }: { datasetId: string }) {
@@ -21,7 +21,6 @@ export function DatasetSettingsPage({ datasetId }: { datasetId: string }) {
 function SettingsForm({ dataset, onSaved }: { dataset: Dataset; onSaved: () => void }) {
   const [form, setForm] = useState(() => formOf(dataset));
   const [saved, setSaved] = useState(false);
-  const models = useModels('embedding');
   const save = useAction();
   const del = useAction();
   useEffect(() => {
@@ -56,27 +55,21 @@ function SettingsForm({ dataset, onSaved }: { dataset: Dataset; onSaved: () => v
     if (ok !== undefined) navigate('/datasets');
   };
 
-  const embeddingOptions = (models.data ?? []).map((m) => ({ value: m.model_id, label: m.model_id }));
-  if (!embeddingOptions.some((o) => o.value === form.embedding_model)) embeddingOptions.unshift({ value: form.embedding_model, label: form.embedding_model });
-
   return (
     <form className="settings" onSubmit={submit}>
       <TextField label="Name" required maxLength={128} value={form.name} onChange={(e) => set('name', e.target.value)} />
       <TextArea label="Description" rows={2} value={form.description} onChange={(e) => set('description', e.target.value)} />
-      <SelectField
+      <ModelSelect
+        type="embedding"
         label="Embedding model"
-        options={embeddingOptions}
         value={form.embedding_model}
         disabled={dataset.chunk_count > 0}
         hint={dataset.chunk_count > 0 ? `Fixed while the dataset has chunks (${dataset.chunk_count}).` : undefined}
-        onChange={(e) => set('embedding_model', e.target.value)}
+        onChange={(id) => set('embedding_model', id)}
       />
       <SelectField
         label="Permission"
-        options={[
-          { value: 'me', label: 'Only me' },
-          { value: 'team', label: 'Team members' },
-        ]}
+        options={PERMISSION_OPTIONS}
         value={form.permission}
         onChange={(e) => set('permission', e.target.value as Dataset['permission'])}
       />
@@ -97,15 +90,13 @@ function SettingsForm({ dataset, onSaved }: { dataset: Dataset; onSaved: () => v
         onChange={(e) => (set('chunk_method', e.target.value), set('parser_config', {}))}
       />
       <ParserConfigForm method={form.chunk_method} value={form.parser_config} onChange={(c) => set('parser_config', c)} />
-      <ErrorMessage error={save.error ?? models.error} />
+      <ErrorMessage error={save.error} />
       {saved && <Notice>Settings saved.</Notice>}
       <div className="form-actions">
         <button type="button" className="danger" onClick={remove} disabled={del.busy}>
           Delete dataset
         </button>
-        <button type="submit" className="primary" disabled={save.busy}>
-          {save.busy ? 'Saving…' : 'Save settings'}
-        </button>
+        <SubmitButton label="Save settings" busy={save.busy} />
       </div>
       <ErrorMessage error={del.error} />
     </form>

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { useAuth } from '../auth.js';
-import { ErrorMessage, Notice, TextField } from '../components/ui.js';
+import { ErrorMessage, Notice, SubmitButton, TextField } from '../components/ui.js';
 import { useAction } from '../hooks.js';
 import { Link } from '../router.js';
 
@@ -27,9 +27,7 @@ export function LoginPage({ mode }: { mode: 'login' | 'signup' }) {
         {signup && <TextField label="Name" autoComplete="nickname" required value={nickname} onChange={(e) => setNickname(e.target.value)} />}
         <TextField label="Password" type="password" autoComplete={signup ? 'new-password' : 'current-password'} required value={password} onChange={(e) => setPassword(e.target.value)} />
         <ErrorMessage error={error} />
-        <button type="submit" className="primary" disabled={busy}>
-          {busy ? 'Please wait…' : signup ? 'Sign up' : 'Log in'}
-        </button>
+        <SubmitButton label={signup ? 'Sign up' : 'Log in'} busy={busy} busyLabel="Please wait…" />
         <p className="muted">
           {signup ? (
             <>

@@ -1,8 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/http.js';
 import { useAuth } from '../auth.js';
-import { ErrorMessage, Loading, PageHeader, SelectField, TextField, formatTime } from '../components/ui.js';
-import { useAction, useLoad } from '../hooks.js';
+import { DataTable } from '../components/DataTable.js';
+import { ListStatus } from '../components/ListStatus.js';
+import { ErrorMessage, PageHeader, SelectField, TextField, formatTime } from '../components/ui.js';
+import { useConfirmedAction, useLoad } from '../hooks.js';
 
 interface Tenant {
   tenant_id: string;
@@ -26,7 +28,7 @@ export function MembersPage() {
   const tenant = tenants.data?.find((t) => t.tenant_id === tenantId);
   const members = useLoad((signal) => api.get<Member[]>(`/tenants/${tenantId}/users`, undefined, signal), [tenantId]);
   const [email, setEmail] = useState('');
-  const action = useAction();
+  const action = useConfirmedAction(members.reload);
   const owner = tenant?.role === 'owner';
 
   const add = async (e: FormEvent) => {
@@ -36,12 +38,6 @@ export function MembersPage() {
       setEmail('');
       members.reload();
     }
-  };
-
-  const remove = async (m: Member) => {
-    if (!confirm(`Remove ${m.email} from ${tenant?.name}?`)) return;
-    await action.run(() => api.delete(`/tenants/${tenantId}/users/${m.user_id}`));
-    members.reload();
   };
 
   return (
@@ -66,42 +62,33 @@ export function MembersPage() {
           </div>
         </form>
       )}
-      <ErrorMessage error={action.error ?? members.error ?? tenants.error} />
-      {!members.data && members.loading && <Loading />}
-      {members.data && (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Members of {tenant?.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Joined</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.map((m) => (
-                <tr key={m.user_id}>
-                  <td data-label="Name">{m.nickname}</td>
-                  <td data-label="Email">{m.email}</td>
-                  <td data-label="Role">{m.role}</td>
-                  <td data-label="Joined">{formatTime(m.create_time)}</td>
-                  <td className="row-actions">
-                    {owner && m.role !== 'owner' && (
-                      <button type="button" className="danger" onClick={() => remove(m)} aria-label={`Remove ${m.email}`}>
-                        Remove
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      <ErrorMessage error={tenants.error} />
+      <ListStatus list={members} count={members.data?.length} error={action.error} empty="No members." />
+      {members.data && members.data.length > 0 && (
+        <DataTable
+          caption={`Members of ${tenant?.name ?? 'the workspace'}`}
+          rows={members.data}
+          rowKey={(m) => m.user_id}
+          columns={[
+            { label: 'Name', cell: (m) => m.nickname },
+            { label: 'Email', cell: (m) => m.email },
+            { label: 'Role', cell: (m) => m.role },
+            { label: 'Joined', cell: (m) => formatTime(m.create_time) },
+          ]}
+          actions={(m) =>
+            owner &&
+            m.role !== 'owner' && (
+              <button
+                type="button"
+                className="danger"
+                onClick={() => action.confirmThenRun(`Remove ${m.email} from ${tenant?.name}?`, () => api.delete(`/tenants/${tenantId}/users/${m.user_id}`))}
+                aria-label={`Remove ${m.email}`}
+              >
+                Remove
+              </button>
+            )
+          }
+        />
       )}
     </>
   );

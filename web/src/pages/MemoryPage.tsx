@@ -1,7 +1,9 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api } from '../api/http.js';
-import { CheckboxField, Dialog, ErrorMessage, Loading, PageHeader, Pager, ProgressBar, RangeField, TextArea, TextField, formatTime } from '../components/ui.js';
-import { useAction, useInterval, useLoad } from '../hooks.js';
+import { DataTable } from '../components/DataTable.js';
+import { ListStatus } from '../components/ListStatus.js';
+import { CheckboxField, Dialog, ErrorMessage, PageHeader, Pager, ProgressBar, RangeField, SubmitButton, TextArea, TextField, formatTime } from '../components/ui.js';
+import { useAction, useConfirmedAction, useInterval, useLoad } from '../hooks.js';
 import type { Memory } from './MemoriesPage.js';
 
 interface MemoryMessage {
@@ -35,7 +37,7 @@ export function MemoryPage({ memoryId }: { memoryId: string }) {
     [memoryId, page],
   );
   const [content, setContent] = useState<{ id: number; text: string }>();
-  const action = useAction();
+  const action = useConfirmedAction(messages.reload);
   const list = messages.data?.messages.message_list ?? [];
   const extracting = list.some((m) => m.task && m.task.progress >= 0 && m.task.progress < 1);
   useInterval(messages.reload, POLL_MS, extracting);
@@ -51,11 +53,6 @@ export function MemoryPage({ memoryId }: { memoryId: string }) {
     await action.run(() => api.put(`/messages/${ref(m)}`, { status }));
     messages.reload();
   };
-  const forget = async (m: MemoryMessage) => {
-    if (!confirm('Forget this message? It stays listed but is never retrieved again, and goes first when the memory is full.')) return;
-    await action.run(() => api.delete(`/messages/${ref(m)}`));
-    messages.reload();
-  };
   const show = async (m: MemoryMessage) => {
     const found = await action.run(() => api.get<{ content: string }>(`/messages/${ref(m)}/content`));
     if (found) setContent({ id: m.message_id, text: found.content });
@@ -64,7 +61,7 @@ export function MemoryPage({ memoryId }: { memoryId: string }) {
   return (
     <>
       <PageHeader title={memory.data?.name ?? 'Memory'} back={{ to: '/memories', label: 'Memories' }} />
-      <ErrorMessage error={memory.error ?? messages.error ?? action.error} />
+      <ErrorMessage error={memory.error ?? action.error} />
       {memory.data && (
         <p className="muted">
           Types: {memory.data.memory_type.join(', ')} · chat model {memory.data.llm_id} · size limit {Math.round(memory.data.memory_size / 1024)} KB
@@ -73,53 +70,55 @@ export function MemoryPage({ memoryId }: { memoryId: string }) {
       <MemorySearch memoryId={memoryId} />
       <AddTurn memoryId={memoryId} onAdded={messages.reload} />
       <h2>Messages</h2>
-      {!messages.data && messages.loading && <Loading />}
-      {messages.data && list.length === 0 && <p className="empty">No messages yet: agents with a Memory component add them, or add a turn above.</p>}
+      <ListStatus list={messages} count={messages.data && list.length} empty="No messages yet: agents with a Memory component add them, or add a turn above." />
       {list.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <caption className="sr-only">Messages</caption>
-            <thead>
-              <tr>
-                <th scope="col">Message</th>
-                <th scope="col">Agent / session</th>
-                <th scope="col">Extraction</th>
-                <th scope="col">Extracted items</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((m) => (
-                <tr key={m.message_id}>
-                  <td data-label="Message">
-                    #{m.message_id} {m.message_type}
-                    <div className="small muted">{formatTime(m.valid_at)}</div>
-                    {m.forget_at && <span className="badge">forgotten</span>}
-                  </td>
-                  <td data-label="Agent / session">
-                    {m.agent_name || m.agent_id}
-                    <div className="small muted">{m.session_id}</div>
-                  </td>
-                  <td data-label="Extraction">
-                    <Extraction task={m.task} id={m.message_id} />
-                  </td>
-                  <td data-label="Extracted items">{m.extract?.length ? m.extract.map((x) => x.message_type).join(', ') : '—'}</td>
-                  <td className="row-actions">
-                    <CheckboxField label="Enabled" checked={statuses[m.message_id] ?? m.status} onChange={(e) => setStatus(m, e.target.checked)} />
-                    <button type="button" onClick={() => show(m)} aria-label={`Show message ${m.message_id}`}>
-                      Show
-                    </button>
-                    <button type="button" className="danger" onClick={() => forget(m)} disabled={Boolean(m.forget_at)} aria-label={`Forget message ${m.message_id}`}>
-                      Forget
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Messages"
+          rows={list}
+          rowKey={(m) => m.message_id}
+          columns={[
+            {
+              label: 'Message',
+              cell: (m) => (
+                <>
+                  #{m.message_id} {m.message_type}
+                  <div className="small muted">{formatTime(m.valid_at)}</div>
+                  {m.forget_at && <span className="badge">forgotten</span>}
+                </>
+              ),
+            },
+            {
+              label: 'Agent / session',
+              cell: (m) => (
+                <>
+                  {m.agent_name || m.agent_id}
+                  <div className="small muted">{m.session_id}</div>
+                </>
+              ),
+            },
+            { label: 'Extraction', cell: (m) => <Extraction task={m.task} id={m.message_id} /> },
+            { label: 'Extracted items', cell: (m) => (m.extract?.length ? m.extract.map((x) => x.message_type).join(', ') : '—') },
+          ]}
+          actions={(m) => (
+            <>
+              <CheckboxField label="Enabled" checked={statuses[m.message_id] ?? m.status} onChange={(e) => setStatus(m, e.target.checked)} />
+              <button type="button" onClick={() => show(m)} aria-label={`Show message ${m.message_id}`}>
+                Show
+              </button>
+              <button
+                type="button"
+                className="danger"
+                onClick={() =>
+                  action.confirmThenRun('Forget this message? It stays listed but is never retrieved again, and goes first when the memory is full.', () => api.delete(`/messages/${ref(m)}`))
+                }
+                disabled={Boolean(m.forget_at)}
+                aria-label={`Forget message ${m.message_id}`}
+              >
+                Forget
+              </button>
+            </>
+          )}
+        />
       )}
       {messages.data && <Pager page={page} pageSize={PAGE_SIZE} total={messages.data.messages.total_count} onPage={setPage} />}
       <Dialog title={content ? `Message #${content.id}` : 'Message'} open={Boolean(content)} onClose={() => setContent(undefined)} wide>
@@ -160,9 +159,7 @@ function MemorySearch({ memoryId }: { memoryId: string }) {
         <RangeField label="Similarity threshold" min={0} max={1} step={0.01} value={threshold} onChange={setThreshold} />
         <RangeField label="Keyword weight" min={0} max={1} step={0.01} value={weight} onChange={setWeight} hint="0.5 weighs keywords and meaning equally." />
         <ErrorMessage error={error} />
-        <button type="submit" className="primary" disabled={busy}>
-          {busy ? 'Searching…' : 'Search'}
-        </button>
+        <SubmitButton label="Search" busy={busy} busyLabel="Searching…" />
       </form>
       {found && (
         <ol className="chunk-list" aria-label="Search results">
@@ -210,9 +207,7 @@ function AddTurn({ memoryId, onAdded }: { memoryId: string; onAdded: () => void 
         <TextArea label="User said" rows={2} required value={userInput} onChange={(e) => setUserInput(e.target.value)} />
         <TextArea label="Agent answered" rows={2} required value={response} onChange={(e) => setResponse(e.target.value)} />
         <ErrorMessage error={error} />
-        <button type="submit" className="primary" disabled={busy}>
-          {busy ? 'Adding…' : 'Add turn'}
-        </button>
+        <SubmitButton label="Add turn" busy={busy} busyLabel="Adding…" />
       </form>
     </details>
   );

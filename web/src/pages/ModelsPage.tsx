@@ -1,8 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/http.js';
 import type { Model, ModelType, Provider } from '../api/types.js';
-import { ErrorMessage, Loading, Notice, PageHeader, SelectField, TextField } from '../components/ui.js';
-import { useAction, useLoad } from '../hooks.js';
+import { DataTable } from '../components/DataTable.js';
+import { ListStatus } from '../components/ListStatus.js';
+import { ErrorMessage, Notice, PageHeader, SelectField, SubmitButton, TextField } from '../components/ui.js';
+import { useAction, useConfirmedAction, useLoad } from '../hooks.js';
 
 interface Instance {
   id: string;
@@ -40,35 +42,18 @@ export function ModelsPage() {
       <DefaultModels models={models.data} />
       <section aria-labelledby="models-title">
         <h2 id="models-title">Models you can select</h2>
-        <ErrorMessage error={models.error} />
-        {!models.data && <Loading />}
-        {models.data && (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Models</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Model id</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Types</th>
-                </tr>
-              </thead>
-              <tbody>
-                {models.data.map((m) => (
-                  <tr key={m.model_id}>
-                    <td data-label="Model id">
-                      <code>{m.model_id}</code>
-                    </td>
-                    <td data-label="Provider">
-                      {m.provider_name}
-                      {m.provider_name === 'Builtin' ? ' (runs inside Cairn)' : ` / ${m.instance_name}`}
-                    </td>
-                    <td data-label="Types">{m.model_type.join(', ')}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+        <ListStatus list={models} count={models.data?.length} empty="No models." />
+        {models.data && models.data.length > 0 && (
+          <DataTable
+            caption="Models"
+            rows={models.data}
+            rowKey={(m) => m.model_id}
+            columns={[
+              { label: 'Model id', cell: (m) => <code>{m.model_id}</code> },
+              { label: 'Provider', cell: (m) => `${m.provider_name}${m.provider_name === 'Builtin' ? ' (runs inside Cairn)' : ` / ${m.instance_name}`}` },
+              { label: 'Types', cell: (m) => m.model_type.join(', ') },
+            ]}
+          />
         )}
       </section>
       <Instances instances={instances.data} error={instances.error} onChange={reloadAll} />
@@ -124,12 +109,7 @@ function DefaultModels({ models }: { models: Model[] | undefined }) {
 }
 
 function Instances({ instances, error, onChange }: { instances: Instance[] | undefined; error?: Error; onChange: () => void }) {
-  const action = useAction();
-  const remove = async (i: Instance) => {
-    if (!confirm(`Remove ${i.provider_name} / ${i.instance_name} and its models?`)) return;
-    await action.run(() => api.delete(`/providers/${i.provider_name}/instances/${encodeURIComponent(i.instance_name)}`));
-    onChange();
-  };
+  const action = useConfirmedAction(onChange);
   return (
     <section aria-labelledby="instances-title">
       <h2 id="instances-title">Configured providers</h2>
@@ -149,7 +129,7 @@ function Instances({ instances, error, onChange }: { instances: Instance[] | und
                 </li>
               ))}
             </ul>
-            <button type="button" className="danger" onClick={() => remove(i)} aria-label={`Remove ${i.provider_name} ${i.instance_name}`}>
+            <button type="button" className="danger" onClick={() => action.confirmThenRun(`Remove ${i.provider_name} / ${i.instance_name} and its models?`, () => api.delete(`/providers/${i.provider_name}/instances/${encodeURIComponent(i.instance_name)}`))} aria-label={`Remove ${i.provider_name} ${i.instance_name}`}>
               Remove
             </button>
           </div>
@@ -262,9 +242,7 @@ function AddProvider({ providers, onAdded }: { providers: Provider[]; onAdded: (
           <button type="button" onClick={checkAll} disabled={!canCheck || check.busy}>
             {check.busy ? 'Checking…' : 'Check connection'}
           </button>
-          <button type="submit" className="primary" disabled={save.busy}>
-            {save.busy ? 'Adding…' : 'Add provider'}
-          </button>
+          <SubmitButton label="Add provider" busy={save.busy} busyLabel="Adding…" />
         </div>
       </form>
     </section>

@@ -3,10 +3,10 @@ import { api } from '../api/http.js';
 import type { RetrievedChunk } from '../api/types.js';
 import { DatasetHeader, useDataset } from '../components/DatasetTabs.js';
 import { Highlighted } from '../components/Highlight.js';
+import { ModelSelect } from '../components/ModelSelect.js';
 import { MetadataFilter, toMetadataCondition, type MetadataFilterValue } from '../components/MetadataFilter.js';
-import { CheckboxField, ErrorMessage, RangeField, SelectField, TextArea, TextField } from '../components/ui.js';
+import { CheckboxField, ErrorMessage, RangeField, SubmitButton, TextArea, TextField } from '../components/ui.js';
 import { useAction } from '../hooks.js';
-import { useModels } from '../models.js';
 
 interface Result {
   total: number;
@@ -15,7 +15,6 @@ interface Result {
 
 export function RetrievalPage({ datasetId }: { datasetId: string }) {
   const dataset = useDataset(datasetId);
-  const rerankModels = useModels('rerank');
   const [question, setQuestion] = useState('');
   const [threshold, setThreshold] = useState(0.2);
   const [weight, setWeight] = useState(0.3);
@@ -61,18 +60,11 @@ export function RetrievalPage({ datasetId }: { datasetId: string }) {
             hint={`Similarity = ${weight.toFixed(2)} × vector + ${(1 - weight).toFixed(2)} × term similarity.`}
           />
           <TextField label="Top k" type="number" min={1} max={10000} value={topK} onChange={(e) => setTopK(Number(e.target.value))} hint="Candidates taken from each search before ranking." />
-          <SelectField
-            label="Rerank model"
-            options={[{ value: '', label: 'None (vector similarity)' }, ...(rerankModels.data ?? []).map((m) => ({ value: m.model_id, label: m.model_id }))]}
-            value={rerank}
-            onChange={(e) => setRerank(e.target.value)}
-          />
+          <ModelSelect type="rerank" label="Rerank model" none="None (vector similarity)" value={rerank} onChange={setRerank} />
           <CheckboxField label="Add keywords from the chat model" hint="The workspace chat model extracts keywords from the question for the full-text search." checked={keyword} onChange={(e) => setKeyword(e.target.checked)} />
           <MetadataFilter value={filter} onChange={setFilter} />
           <ErrorMessage error={error} />
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? 'Searching…' : 'Run retrieval test'}
-          </button>
+          <SubmitButton label="Run retrieval test" busy={busy} busyLabel="Searching…" />
         </form>
         <section aria-label="Retrieved chunks" aria-live="polite" aria-busy={busy}>
           {result && (

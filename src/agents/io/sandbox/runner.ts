@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { booleanSetting, configEnv } from '../../../config-schema.js';
 
 /**
  * Runs one CodeExec job in a fresh child process (child.mjs) and enforces its limits from outside:
@@ -377,7 +378,7 @@ interface Spare {
   idle: NodeJS.Timeout;
 }
 let spare: Spare | undefined;
-let sparesEnabled = process.env.CAIRN_SANDBOX_WARM !== 'false';
+let sparesEnabled = booleanSetting(configEnv().CAIRN_SANDBOX_WARM, true);
 
 function takeSpare(memoryMb: number): Prepared | undefined {
   const s = spare;

@@ -1,17 +1,25 @@
-/** Worker-thread entry: runs sentence encoders off the API's event loop. */
-import { parentPort } from 'node:worker_threads';
+/**
+ * Child-process entry of the built-in embedding model (host.ts starts it): tokenizes and embeds the texts
+ * its parent sends, with one ONNX session and one batch scheduler per distinct configuration. It exits
+ * when its parent goes away; the parent ends it when it has been idle (all its memory comes back).
+ */
 import { SentenceEncoder, type EncoderOptions } from './encoder.js';
 import { EmbedScheduler, type BatchLimits } from './scheduler.js';
 
-export type EncoderConfig = EncoderOptions & { limits: BatchLimits };
+export type EncoderConfig = EncoderOptions & {
+  limits: BatchLimits;
+  /** The process is ended after this many seconds without a request (read by the parent, host.ts). */
+  idleSec: number;
+};
 
-export interface WorkerRequest {
+export interface EmbedRequest {
   id: number;
   config: EncoderConfig;
   texts: string[];
 }
 
-export type WorkerResponse =
+export type EmbedReply =
+  | { type: 'ready' }
   | { id: number; ok: true; vectors: Float32Array }
   | { id: number; ok: false; message: string };
 
@@ -20,12 +28,12 @@ interface Loaded {
   scheduler: EmbedScheduler;
 }
 
-const port = parentPort!;
-/** One loaded model (ONNX session + scheduler) per distinct configuration. */
+/** One loaded model per configuration; the idle period is the parent's business, not part of the key. */
 const loaded = new Map<string, Promise<Loaded>>();
 
 function load(config: EncoderConfig): Promise<Loaded> {
-  const key = JSON.stringify(config);
+  const { idleSec: _, ...rest } = config;
+  const key = JSON.stringify(rest);
   let entry = loaded.get(key);
   if (!entry) {
     entry = SentenceEncoder.load(config).then(
@@ -40,7 +48,7 @@ function load(config: EncoderConfig): Promise<Loaded> {
   return entry;
 }
 
-async function handle(req: WorkerRequest): Promise<WorkerResponse> {
+async function handle(req: EmbedRequest): Promise<EmbedReply> {
   try {
     const { encoder, scheduler } = await load(req.config);
     return { id: req.id, ok: true, vectors: await scheduler.submit(req.texts.map((t) => encoder.tokenize(t))) };
@@ -49,6 +57,9 @@ async function handle(req: WorkerRequest): Promise<WorkerResponse> {
   }
 }
 
-port.on('message', (req: WorkerRequest) => {
-  void handle(req).then((reply) => port.postMessage(reply, reply.ok ? [reply.vectors.buffer as ArrayBuffer] : []));
-});
+const send = (reply: EmbedReply) => process.send?.(reply);
+
+process.on('message', (req: EmbedRequest) => void handle(req).then(send));
+// The parent died or let go of us: nothing left to serve.
+process.on('disconnect', () => process.exit(0));
+send({ type: 'ready' });

@@ -1,0 +1,26 @@
+import type { WorkerRole } from '../src/engine/task-queues.js';
+import type { ActivityDeps } from './deps.js';
+import { datasetActivities } from './datasets.js';
+import { parseActivities } from './parse.js';
+import { agentActivities } from './agents.js';
+import { memoryActivities } from './memories.js';
+
+/**
+ * The activities a worker of `role` registers on the role's task queue: those of the role's workflows
+ * (ROLE_WORKFLOWS) and nothing else, so a worker polling only `agents` can never run a parse step.
+ */
+export function roleActivities(role: WorkerRole, deps: ActivityDeps): object {
+  switch (role) {
+    case 'parse':
+      return {
+        ...parseActivities(deps),
+        ...datasetActivities(deps),
+        // Memory extractions started before memory had its own queue run on this one: they still finish.
+        ...memoryActivities(deps),
+      };
+    case 'agents':
+      return agentActivities(deps);
+    case 'memory':
+      return memoryActivities(deps);
+  }
+}

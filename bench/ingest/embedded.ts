@@ -1,0 +1,80 @@
+/**
+ * `cairn start` as users run it (`make run`): one process with the API and the worker, which starts its
+ * own Temporal dev server as a child. The benchmark's `--embedded` mode measures this installation: its
+ * memory is the figure issue 17 sets a bound on.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { freePort } from '../../src/engine/dev-server.js';
+
+export interface EmbeddedCairn {
+  child: ChildProcess;
+  url: string;
+  adminKey: string;
+  temporalAddress: string;
+  exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  logTail(chars?: number): string;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQueue: string): Promise<EmbeddedCairn> {
+  const port = await freePort();
+  const temporalPort = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CAIRN_DATA_DIR: dataDir,
+    PORT: String(port),
+    TEMPORAL_PORT: String(temporalPort),
+    TEMPORAL_UI_PORT: '0',
+    CAIRN_TASK_QUEUE: taskQueue,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  };
+  delete env.TEMPORAL_ADDRESS;
+  const child = spawn(process.execPath, [path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  const keep = (chunk: Buffer) => {
+    text = (text + chunk.toString()).slice(-200_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exitedPromise = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      resolve();
+    }),
+  );
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const stop = async (graceMs = 20_000) => {
+    process.removeListener('exit', killOnExit);
+    if (exit) return;
+    child.kill('SIGTERM');
+    const done = await Promise.race([exitedPromise.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs))]);
+    if (!done) {
+      child.kill('SIGKILL');
+      await exitedPromise;
+    }
+  };
+  const deadline = Date.now() + 120_000;
+  let url: string | undefined;
+  while (!(url = /Cairn is listening on (\S+)/.exec(text)?.[1])) {
+    if (exit) throw new Error(`cairn start exited (${exit.code ?? exit.signal}): ${text.slice(-3000)}`);
+    if (Date.now() > deadline) {
+      await stop(1000);
+      throw new Error(`cairn start did not listen within 120 s: ${text.slice(-3000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    url,
+    adminKey: fs.readFileSync(path.join(dataDir, 'admin-api-key'), 'utf8').trim(),
+    temporalAddress: `127.0.0.1:${temporalPort}`,
+    exited: () => exit,
+    logTail: (chars = 2000) => text.slice(-chars),
+    stop,
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * The Milvus collections of the chunk index (docs/scale-out.md "Milvus index"), and making sure they
+ * exist, have the expected fields and are loaded. Every process may create them: the first wins, the
+ * others find them.
+ *
+ * - `<prefix>chunks`: one row per chunk: filter and ordering fields, the BM25 text and its sparse vector,
+ *   the lower-cased content for keyword filters, and the chunk record (JSON) for `get`;
+ * - `<prefix>chunk_vectors_<dim>`: the dense vectors of one dimension (COSINE);
+ * - `<prefix>chunk_parts`: the rest of records longer than one VARCHAR (64 KB).
+ * `dataset_id` is the partition key of all three, so a search touches only its datasets' partitions.
+ */
+import { DataType, FunctionType, type FieldType, type MilvusClient } from '@zilliz/milvus2-sdk-node';
+import { VARCHAR_MAX_BYTES } from './analysis.js';
+import { call, MilvusIndexError } from './client.js';
+
+/** Room for ids of up to 256 characters of any script (ids are 32 hex characters in Cairn). */
+const ID_BYTES = 1024;
+
+/** Milvus's range of FLOAT_VECTOR dimensions. */
+export const MIN_DIM = 2;
+export const MAX_DIM = 32_768;
+
+/** Milvus ≥ 2.5 defaults; milvus-lite's k1 default is 1.5, so both are given. Same as FTS5's bm25(). */
+export const BM25_PARAMS = { bm25_k1: 1.2, bm25_b: 0.75 };
+
+export interface CollectionSpec {
+  name: string;
+  fields: FieldType[];
+  functions?: { name: string; type: FunctionType; input_field_names: string[]; output_field_names: string[]; params: Record<string, unknown> }[];
+  indexes: { field_name: string; index_type: string; metric_type: string; params?: Record<string, unknown> }[];
+}
+
+const varchar = (name: string, bytes: number, extra: Partial<FieldType> = {}): FieldType =>
+  ({ name, data_type: DataType.VarChar, max_length: bytes, ...extra });
+
+const keyFields = (): FieldType[] => [
+  varchar('id', ID_BYTES, { is_primary_key: true }),
+  varchar('dataset_id', ID_BYTES, { is_partition_key: true }),
+  varchar('document_id', ID_BYTES),
+];
+
+export function chunksSpec(prefix: string): CollectionSpec {
+  return {
+    name: `${prefix}chunks`,
+    fields: [
+      ...keyFields(),
+      varchar('document_name', VARCHAR_MAX_BYTES),
+      { name: 'available', data_type: DataType.Bool },
+      { name: 'dim', data_type: DataType.Int64 },
+      { name: 'page_number', data_type: DataType.Double },
+      { name: 'top', data_type: DataType.Double },
+      { name: 'create_timestamp', data_type: DataType.Double },
+      { name: 'ordinal', data_type: DataType.Int64 },
+      varchar('text', VARCHAR_MAX_BYTES, { enable_analyzer: true, analyzer_params: { tokenizer: 'standard' } }),
+      { name: 'sparse', data_type: DataType.SparseFloatVector },
+      varchar('content_folded', VARCHAR_MAX_BYTES),
+      { name: 'folded_whole', data_type: DataType.Bool },
+      varchar('record', VARCHAR_MAX_BYTES),
+      { name: 'record_parts', data_type: DataType.Int64 },
+    ],
+    functions: [{ name: 'text_bm25', type: FunctionType.BM25, input_field_names: ['text'], output_field_names: ['sparse'], params: {} }],
+    // No inverted_index_algo: Milvus picks its default (DAAT_MAXSCORE); milvus-lite knows only TAAT_NAIVE.
+    indexes: [{ field_name: 'sparse', index_type: 'SPARSE_INVERTED_INDEX', metric_type: 'BM25', params: BM25_PARAMS }],
+  };
+}
+
+export function vectorsName(prefix: string, dim: number): string {
+  return `${prefix}chunk_vectors_${dim}`;
+}
+
+export function vectorsSpec(prefix: string, dim: number): CollectionSpec {
+  return {
+    name: vectorsName(prefix, dim),
+    fields: [...keyFields(), { name: 'available', data_type: DataType.Bool }, { name: 'vector', data_type: DataType.FloatVector, dim }],
+    indexes: [{ field_name: 'vector', index_type: 'AUTOINDEX', metric_type: 'COSINE' }],
+  };
+}
+
+export function partsSpec(prefix: string): CollectionSpec {
+  return {
+    name: `${prefix}chunk_parts`,
+    fields: [
+      varchar('id', ID_BYTES + 16, { is_primary_key: true }),
+      varchar('chunk_id', ID_BYTES),
+      varchar('dataset_id', ID_BYTES, { is_partition_key: true }),
+      varchar('document_id', ID_BYTES),
+      { name: 'seq', data_type: DataType.Int64 },
+      varchar('data', VARCHAR_MAX_BYTES),
+      // Milvus wants a vector field in every collection; this one is never searched.
+      { name: 'placeholder', data_type: DataType.FloatVector, dim: 2 },
+    ],
+    indexes: [{ field_name: 'placeholder', index_type: 'AUTOINDEX', metric_type: 'L2' }],
+  };
+}
+
+/** The value of every part row's placeholder vector. */
+export const PLACEHOLDER_VECTOR = [1, 0];
+
+/** The dimension in a vectors collection name, or undefined for other names. */
+export function dimOfVectorsName(prefix: string, name: string): number | undefined {
+  const match = name.startsWith(`${prefix}chunk_vectors_`) ? /^(\d+)$/.exec(name.slice(`${prefix}chunk_vectors_`.length)) : null;
+  return match ? Number(match[1]) : undefined;
+}
+
+const typeName = (t: unknown) => (typeof t === 'number' ? DataType[t] : String(t));
+
+/** Collections known to exist and be loaded, so each is checked once per process. */
+export class CollectionCatalog {
+  private readonly ready = new Map<string, Promise<void>>();
+
+  constructor(private readonly client: MilvusClient, readonly prefix: string) {}
+
+  /** Creates the collection if it is missing, checks its fields, builds missing indexes and loads it. */
+  ensure(spec: CollectionSpec): Promise<void> {
+    let pending = this.ready.get(spec.name);
+    if (!pending) {
+      pending = this.prepare(spec);
+      this.ready.set(spec.name, pending);
+      pending.catch(() => this.ready.delete(spec.name));
+    }
+    return pending;
+  }
+
+  /** Whether the collection exists (and is then made ready); only positive answers are remembered. */
+  async exists(spec: CollectionSpec): Promise<boolean> {
+    if (this.ready.has(spec.name)) return this.ready.get(spec.name)!.then(() => true);
+    const { value } = await call(`hasCollection ${spec.name}`, () => this.client.hasCollection({ collection_name: spec.name }));
+    if (!value) return false;
+    await this.ensure(spec);
+    return true;
+  }
+
+  /** The dimensions that have a vectors collection now (asked every time: another process may add one). */
+  async vectorDims(): Promise<number[]> {
+    const { data } = await call('showCollections', () => this.client.showCollections());
+    return data.flatMap((c) => dimOfVectorsName(this.prefix, c.name) ?? []).sort((a, b) => a - b);
+  }
+
+  private async prepare(spec: CollectionSpec): Promise<void> {
+    const { client } = this;
+    const collection_name = spec.name;
+    const { value: found } = await call(`hasCollection ${collection_name}`, () => client.hasCollection({ collection_name }));
+    if (!found) {
+      await call(`createCollection ${collection_name}`, () => client.createCollection({
+        collection_name,
+        fields: spec.fields,
+        functions: spec.functions,
+        // A write is seen by the next read of every process: a chunk added is searchable at once.
+        consistency_level: 'Strong',
+        description: 'Cairn chunk index',
+      })).catch(async (err) => {
+        const again = await client.hasCollection({ collection_name });
+        if (!again.value) throw err;
+        return {};
+      });
+    }
+    await this.checkFields(spec);
+    for (const index of spec.indexes) {
+      const described = await client.describeIndex({ collection_name, field_name: index.field_name });
+      if (described.index_descriptions?.length) continue;
+      await call(`createIndex ${collection_name}.${index.field_name}`, () => client.createIndex({ collection_name, ...index }));
+    }
+    await call(`loadCollection ${collection_name}`, () => client.loadCollectionSync({ collection_name }));
+  }
+
+  /** Refuses a collection of the same name made by something else (or an incompatible version). */
+  private async checkFields(spec: CollectionSpec): Promise<void> {
+    const described = await call(`describeCollection ${spec.name}`, () => this.client.describeCollection({ collection_name: spec.name }));
+    const actual = new Map(described.schema.fields.map((f) => [f.name, f]));
+    for (const field of spec.fields) {
+      const found = actual.get(field.name);
+      const wanted = typeName(field.data_type);
+      const dim = (found?.type_params as { key: string; value: string }[] | undefined)?.find((p) => p.key === 'dim')?.value;
+      const problem = !found ? 'has no field'
+        : typeName(found.data_type) !== wanted ? `has another type (${typeName(found.data_type)}, not ${wanted}) for`
+        : field.dim !== undefined && Number(dim) !== Number(field.dim) ? `has another dimension (${dim}) for`
+        : undefined;
+      if (problem) {
+        throw new MilvusIndexError('open', `collection ${spec.name} ${problem} "${field.name}": it was not made by this version of Cairn (drop it, or use another database)`);
+      }
+    }
+  }
+}

@@ -1,0 +1,383 @@
+import type { MilvusClient, RowData } from '@zilliz/milvus2-sdk-node';
+import type { MilvusLocation } from '../location.js';
+import { ChunkNotFoundError } from '../types.js';
+import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from '../types.js';
+import { bm25Query } from './analysis.js';
+import { call, connectMilvus, MilvusIndexError } from './client.js';
+import { chunksSpec, CollectionCatalog, MAX_DIM, MIN_DIM, partsSpec, vectorsName, vectorsSpec, type CollectionSpec } from './collections.js';
+import { batchesOfWeight, chunksOf, writeBatches } from './batches.js';
+import { and, chunkFilter, containsPattern, equals, isIn, literal } from './expressions.js';
+import { chunkFromRecord, chunkRows, type ChunkRow } from './rows.js';
+
+export interface MilvusChunkIndexOptions {
+  /** Prefix of the collection names (default `cairn_`): several indexes can share one database. */
+  prefix?: string;
+}
+
+/** A chunk as stored: the chunk and when it was first written (list order). */
+interface Stored {
+  chunk: IndexedChunk;
+  ordinal: number;
+}
+
+let lastOrdinal = 0;
+
+/**
+ * Write order for `list` (SQLite's rowid): microseconds of the clock, strictly increasing in a process,
+ * so the chunks of one batch and of consecutive batches (a copy page by page) keep their order.
+ */
+function nextOrdinal(): number {
+  lastOrdinal = Math.max(Date.now() * 1000, lastOrdinal + 1);
+  return lastOrdinal;
+}
+
+type Row = Record<string, unknown>;
+
+/** Milvus's largest topk, and largest offset + limit of a query. */
+const RESULT_WINDOW = 16_384;
+/** Ids per `id in [...]` expression: bounds its length; fewer requests matter on milvus-lite, which scans. */
+const IDS_PER_REQUEST = 1024;
+/** Chunk records per query: each can be 64 KB. */
+const RECORDS_PER_REQUEST = 256;
+
+function cosine(a: number[], b: number[]): number | undefined {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na === 0 || nb === 0 ? undefined : dot / Math.sqrt(na * nb);
+}
+
+function checkVector(chunk: IndexedChunk): void {
+  const dim = chunk.vector.length;
+  if (dim !== 0 && (dim < MIN_DIM || dim > MAX_DIM)) {
+    throw new Error(`chunk ${chunk.id}: Milvus stores vectors of ${MIN_DIM} to ${MAX_DIM} dimensions, this one has ${dim}`);
+  }
+}
+
+/**
+ * ChunkIndex on Milvus ≥ 2.5 (and milvus-lite): BM25 full text through Milvus's BM25 function, dense
+ * vectors by COSINE, one collection per vector dimension (collections.ts). Milvus has no transactions:
+ * writes go vectors and record parts first, the chunks row last, and searches join their hits with the
+ * chunks rows, so a reader never sees a chunk without its parts, and a crash between two writes leaves
+ * at worst rows that the next write or delete of that chunk removes.
+ */
+export class MilvusChunkIndex implements ChunkIndex {
+  private readonly chunks: CollectionSpec;
+  private readonly parts: CollectionSpec;
+
+  private constructor(private readonly client: MilvusClient, private readonly catalog: CollectionCatalog) {
+    this.chunks = chunksSpec(catalog.prefix);
+    this.parts = partsSpec(catalog.prefix);
+  }
+
+  /** Connects to the location's database and makes sure the collections exist; `close` disconnects. */
+  static async connect(location: MilvusLocation, options: MilvusChunkIndexOptions = {}): Promise<MilvusChunkIndex> {
+    const client = await connectMilvus(location);
+    try {
+      const index = new MilvusChunkIndex(client, new CollectionCatalog(client, options.prefix ?? 'cairn_'));
+      await index.catalog.ensure(index.chunks);
+      await index.catalog.ensure(index.parts);
+      return index;
+    } catch (err) {
+      await client.closeConnection().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.closeConnection();
+  }
+
+  /** Makes the written rows into sealed segments now (milvus-lite searches unsealed rows slowly). */
+  async flush(): Promise<void> {
+    const names = [this.chunks.name, this.parts.name, ...(await this.catalog.vectorDims()).map((d) => vectorsName(this.catalog.prefix, d))];
+    await call('flush', () => this.client.flush({ collection_names: names }));
+  }
+
+  async upsert(chunks: IndexedChunk[]): Promise<void> {
+    if (chunks.length === 0) return;
+    // Last write wins when a batch repeats an id.
+    const unique = [...new Map(chunks.map((c) => [c.id, c])).values()];
+    unique.forEach(checkVector);
+    await this.write(unique.map((chunk) => ({ chunk, ordinal: nextOrdinal() })), true);
+  }
+
+  async get(id: string): Promise<IndexedChunk | undefined> {
+    return (await this.getMany([id]))[0];
+  }
+
+  async getMany(ids: string[]): Promise<IndexedChunk[]> {
+    if (ids.length === 0) return [];
+    const found = await this.load([...new Set(ids)]);
+    return ids.flatMap((id) => found.get(id)?.chunk ?? []);
+  }
+
+  async update(id: string, patch: ChunkPatch): Promise<void> {
+    const stored = (await this.load([id])).get(id);
+    if (!stored) throw new ChunkNotFoundError(id);
+    const given = Object.entries(patch).filter(([, value]) => value !== undefined);
+    const merged: IndexedChunk = { ...stored.chunk, ...Object.fromEntries(given) };
+    checkVector(merged);
+    await this.write([{ chunk: merged, ordinal: stored.ordinal }], true);
+  }
+
+  async deleteChunks(ids: string[]): Promise<number> {
+    let deleted = 0;
+    for (const batch of chunksOf([...new Set(ids)], IDS_PER_REQUEST)) {
+      deleted += await this.count(this.chunks.name, isIn('id', batch));
+      await this.removeWhere(isIn('id', batch), isIn('chunk_id', batch));
+    }
+    return deleted;
+  }
+
+  async deleteByDocument(documentId: string): Promise<number> {
+    const where = equals('document_id', documentId);
+    const n = await this.count(this.chunks.name, where);
+    await this.removeWhere(where, where);
+    return n;
+  }
+
+  async deleteByDataset(datasetId: string): Promise<number> {
+    const where = equals('dataset_id', datasetId);
+    const n = await this.count(this.chunks.name, where);
+    await this.removeWhere(where, where);
+    return n;
+  }
+
+  async renameDocument(documentId: string, name: string): Promise<number> {
+    const ids = (await this.queryAll(this.chunks.name, equals('document_id', documentId), ['id'])).map((r) => r.id as string);
+    for (const batch of chunksOf(ids, RECORDS_PER_REQUEST)) {
+      const stored = [...(await this.load(batch)).values()];
+      // Vector rows carry no name: only the chunks rows (BM25 text, record) change.
+      await this.write(stored.map((s) => ({ chunk: { ...s.chunk, document_name: name }, ordinal: s.ordinal })), false);
+    }
+    return ids.length;
+  }
+
+  async countByDocument(documentId: string): Promise<number> {
+    return this.count(this.chunks.name, equals('document_id', documentId));
+  }
+
+  /** Chunks of a document in reading order (page, top, creation, batch position), filtered by content keywords or id. */
+  async list(documentId: string, query: ChunkListQuery): Promise<{ total: number; chunks: IndexedChunk[] }> {
+    const keywords = query.keywords?.trim().toLowerCase() || undefined;
+    const where = and(
+      equals('document_id', documentId),
+      query.id !== undefined && equals('id', query.id),
+      // A superset of the matches (containsPattern); chunks whose folded content was cut are checked below.
+      keywords && `content_folded like ${literal(containsPattern(keywords))} || folded_whole == false`,
+    );
+    const fields = ['id', 'page_number', 'top', 'create_timestamp', 'ordinal', ...(keywords ? ['content_folded', 'folded_whole'] : [])];
+    let rows = await this.queryAll(this.chunks.name, where, fields);
+    if (keywords) rows = await this.containing(rows, keywords);
+    const num = (r: Row, key: string) => Number(r[key]);
+    rows.sort((a, b) => num(a, 'page_number') - num(b, 'page_number') || num(a, 'top') - num(b, 'top')
+      || num(a, 'create_timestamp') - num(b, 'create_timestamp') || num(a, 'ordinal') - num(b, 'ordinal')
+      || String(a.id).localeCompare(String(b.id)));
+    const pageSize = Math.max(1, Math.floor(query.pageSize));
+    const page = Math.max(1, Math.floor(query.page));
+    const pageIds = rows.slice((page - 1) * pageSize, page * pageSize).map((r) => r.id as string);
+    return { total: rows.length, chunks: await this.getMany(pageIds) };
+  }
+
+  /** The rows whose content contains `keywords` (lower-cased), exactly. */
+  private async containing(rows: Row[], keywords: string): Promise<Row[]> {
+    const cut = rows.filter((r) => r.folded_whole !== true).map((r) => r.id as string);
+    const full = cut.length > 0 ? await this.getMany(cut) : [];
+    const fullText = new Map(full.map((c) => [c.id, c.content.toLowerCase()]));
+    return rows.filter((r) => (r.folded_whole === true ? String(r.content_folded) : fullText.get(r.id as string) ?? '').includes(keywords));
+  }
+
+  async fullText(query: string, filter: ChunkFilter, limit: number): Promise<Candidate[]> {
+    if (filter.datasetIds.length === 0 || filter.documentIds?.length === 0 || limit <= 0) return [];
+    const text = bm25Query(query);
+    if (!text) return [];
+    const { results } = await call('search (BM25)', () => this.client.search({
+      collection_name: this.chunks.name,
+      anns_field: 'sparse',
+      data: text,
+      limit: Math.min(limit, RESULT_WINDOW),
+      metric_type: 'BM25',
+      filter: chunkFilter(filter),
+      output_fields: ['id', 'dataset_id', 'document_id', 'document_name'],
+    }));
+    // Milvus answers the BM25 score; milvus-lite its negation (a distance). Both are never below zero.
+    return results
+      .map((hit) => ({
+        id: String(hit.id),
+        score: Math.abs(Number(hit.score)),
+        dataset_id: String(hit.dataset_id),
+        document_id: String(hit.document_id),
+        document_name: String(hit.document_name),
+      }))
+      .filter((hit) => hit.score > 0 && Number.isFinite(hit.score))
+      .sort((a, b) => b.score - a.score);
+  }
+
+  async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]> {
+    const dim = vector.length;
+    if (dim < MIN_DIM || dim > MAX_DIM || vector.every((x) => x === 0)) return [];
+    if (filter.datasetIds.length === 0 || filter.documentIds?.length === 0 || limit <= 0) return [];
+    const spec = vectorsSpec(this.catalog.prefix, dim);
+    if (!(await this.catalog.exists(spec))) return [];
+    const { results } = await call('search (COSINE)', () => this.client.search({
+      collection_name: spec.name,
+      anns_field: 'vector',
+      data: vector,
+      limit: Math.min(limit, RESULT_WINDOW),
+      metric_type: 'COSINE',
+      filter: chunkFilter(filter),
+      output_fields: ['id', 'dataset_id', 'document_id'],
+    }));
+    if (results.length === 0) return [];
+    // Names live in the chunks rows; a vector without its chunks row (being deleted) or left behind by a
+    // change of dimension is no hit.
+    const names = new Map((await this.queryIds(this.chunks.name, results.map((h) => String(h.id)), ['id', 'document_name', 'dim']))
+      .filter((r) => Number(r.dim) === dim)
+      .map((r) => [r.id as string, String(r.document_name)]));
+    return results.flatMap((hit) => {
+      const name = names.get(String(hit.id));
+      return name === undefined ? [] : [{
+        id: String(hit.id),
+        score: Number(hit.score),
+        dataset_id: String(hit.dataset_id),
+        document_id: String(hit.document_id),
+        document_name: name,
+      }];
+    });
+  }
+
+  async cosineSimilarities(ids: string[], vector: number[]): Promise<Map<string, number>> {
+    const result = new Map<string, number>();
+    if (ids.length === 0 || vector.length < MIN_DIM || vector.length > MAX_DIM) return result;
+    const spec = vectorsSpec(this.catalog.prefix, vector.length);
+    if (!(await this.catalog.exists(spec))) return result;
+    for (const row of await this.queryIds(spec.name, [...new Set(ids)], ['id', 'vector'])) {
+      const value = cosine(row.vector as number[], vector);
+      if (value !== undefined) result.set(row.id as string, value);
+    }
+    return result;
+  }
+
+  async ping(): Promise<void> {
+    const health = await call('checkHealth', () => this.client.checkHealth());
+    if (!health.isHealthy) throw new MilvusIndexError('checkHealth', health.reasons.join('; ') || 'not healthy');
+  }
+
+  /**
+   * Writes chunks: vectors (when `vectors`) and record parts first, the chunks rows last. A chunk's
+   * vector is removed from the collections of other dimensions, and its old record parts are replaced.
+   */
+  private async write(items: Stored[], vectors: boolean): Promise<void> {
+    const rows = items.map(({ chunk, ordinal }) => chunkRows(chunk, ordinal));
+    const ids = rows.map((r) => r.row.id);
+    if (vectors) {
+      const byDim = new Map<number, typeof rows>();
+      for (const r of rows) if (r.vector) byDim.set(r.row.dim, [...(byDim.get(r.row.dim) ?? []), r]);
+      for (const [dim, group] of byDim) {
+        const spec = vectorsSpec(this.catalog.prefix, dim);
+        await this.catalog.ensure(spec);
+        await this.insert(spec.name, group.map((r) => r.vector!));
+      }
+      for (const dim of await this.catalog.vectorDims()) {
+        const stale = rows.filter((r) => !(r.vector && r.row.dim === dim)).map((r) => r.row.id);
+        for (const batch of chunksOf(stale, IDS_PER_REQUEST)) await this.deleteWhere(vectorsName(this.catalog.prefix, dim), isIn('id', batch));
+      }
+    }
+    for (const batch of chunksOf(ids, IDS_PER_REQUEST)) await this.deleteWhere(this.parts.name, isIn('chunk_id', batch));
+    await this.insert(this.parts.name, rows.flatMap((r) => r.parts));
+    await this.insert(this.chunks.name, rows.map((r) => r.row));
+  }
+
+  private async insert(collection: string, rows: object[]): Promise<void> {
+    for (const batch of writeBatches(rows)) {
+      await call(`upsert into ${collection}`, () => this.client.upsert({ collection_name: collection, data: batch as RowData[] }));
+    }
+  }
+
+  private async deleteWhere(collection: string, filter: string): Promise<void> {
+    await call(`delete from ${collection}`, () => this.client.delete({ collection_name: collection, filter }));
+  }
+
+  /** Deletes chunks rows first (searches stop finding them), then their vectors and record parts. */
+  private async removeWhere(chunkWhere: string, partWhere: string): Promise<void> {
+    await this.deleteWhere(this.chunks.name, chunkWhere);
+    for (const dim of await this.catalog.vectorDims()) await this.deleteWhere(vectorsName(this.catalog.prefix, dim), chunkWhere);
+    await this.deleteWhere(this.parts.name, partWhere);
+  }
+
+  /** Stored chunks by id, with their vectors and whole records. */
+  private async load(ids: string[]): Promise<Map<string, Stored>> {
+    const rows = (await this.queryIds(this.chunks.name, ids, ['id', 'dim', 'ordinal', 'record', 'record_parts'], RECORDS_PER_REQUEST)) as unknown as
+      Pick<ChunkRow, 'id' | 'dim' | 'ordinal' | 'record' | 'record_parts'>[];
+    const records = new Map(rows.map((r) => [r.id, [r.record]]));
+    const split = rows.filter((r) => Number(r.record_parts) > 0);
+    for (const batch of batchesOfWeight(split, (r) => Number(r.record_parts), RECORDS_PER_REQUEST)) {
+      const expected = batch.reduce((n, r) => n + Number(r.record_parts), 0);
+      const parts = await this.query(this.parts.name, isIn('chunk_id', batch.map((r) => r.id)), ['chunk_id', 'seq', 'data'], expected);
+      parts.sort((a, b) => Number(a.seq) - Number(b.seq));
+      for (const part of parts) records.get(part.chunk_id as string)?.push(String(part.data));
+    }
+    const vectors = new Map<string, number[]>();
+    const dims = new Set(rows.map((r) => Number(r.dim)).filter((d) => d > 0));
+    for (const dim of dims) {
+      const spec = vectorsSpec(this.catalog.prefix, dim);
+      if (!(await this.catalog.exists(spec))) continue;
+      const withDim = rows.filter((r) => Number(r.dim) === dim).map((r) => r.id);
+      for (const row of await this.queryIds(spec.name, withDim, ['id', 'vector'])) vectors.set(row.id as string, row.vector as number[]);
+    }
+    const stored = new Map<string, Stored>();
+    for (const row of rows) {
+      const pieces = records.get(row.id)!;
+      if (pieces.length !== Number(row.record_parts) + 1) {
+        throw new MilvusIndexError('get', `chunk ${row.id} has ${pieces.length - 1} of its ${row.record_parts} record parts`);
+      }
+      stored.set(row.id, { chunk: chunkFromRecord(pieces.join(''), Number(row.dim), vectors.get(row.id)), ordinal: Number(row.ordinal) });
+    }
+    return stored;
+  }
+
+  /** Rows of the collection with these ids (in batches). */
+  private async queryIds(collection: string, ids: string[], fields: string[], perRequest = IDS_PER_REQUEST): Promise<Row[]> {
+    const rows: Row[] = [];
+    for (const batch of chunksOf(ids, perRequest)) rows.push(...(await this.query(collection, isIn('id', batch), fields, batch.length)));
+    return rows;
+  }
+
+  private async query(collection: string, filter: string, fields: string[], limit: number): Promise<Row[]> {
+    if (limit <= 0) return [];
+    const { data } = await call(`query ${collection}`, () => this.client.query({ collection_name: collection, filter, output_fields: fields, limit }));
+    return data as Row[];
+  }
+
+  private async count(collection: string, filter: string): Promise<number> {
+    const { data } = await call(`count ${collection}`, () => this.client.query({ collection_name: collection, filter, output_fields: ['count(*)'] }));
+    return Number((data[0] as Row | undefined)?.['count(*)'] ?? 0);
+  }
+
+  /**
+   * Every row matching `filter`. Up to Milvus's result window in one query; beyond, in pages by primary
+   * key (`id > last`), which relies on Milvus answering limited queries in primary-key order (as its own
+   * query iterators do).
+   */
+  private async queryAll(collection: string, filter: string, fields: string[]): Promise<Row[]> {
+    const total = await this.count(collection, filter);
+    if (total <= RESULT_WINDOW) return this.query(collection, filter, fields, total);
+    const rows: Row[] = [];
+    let last: string | undefined;
+    for (;;) {
+      const page = await this.query(collection, and(filter, last !== undefined && `id > ${literal(last)}`), fields, RESULT_WINDOW);
+      for (let i = 1; i < page.length; i++) {
+        if (String(page[i - 1]!.id) >= String(page[i]!.id)) throw new MilvusIndexError(`query ${collection}`, 'the server does not answer in primary-key order, so more than 16,384 rows cannot be read');
+      }
+      rows.push(...page);
+      if (page.length < RESULT_WINDOW) return rows;
+      last = String(page[page.length - 1]!.id);
+    }
+  }
+}
