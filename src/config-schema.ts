@@ -104,7 +104,7 @@ export const SETTINGS = [
   { name: 'CAIRN_WORKER_QUEUES', default: WORKER_ROLES.join(','), meaning: `the worker roles (task queues) a process polls: ${WORKER_ROLES.join(', ')}`, readBy: SERVER, workersOnly: true, check: workerQueues },
 
   // Parsing (in the workers)
-  { name: 'CAIRN_PARSE_PROCESSES', default: 'CPUs, at most 4', meaning: 'parser child processes per worker process', readBy: SERVER, workersOnly: true, aliases: ['CAIRN_PARSE_THREADS'], check: positiveNumber },
+  { name: 'CAIRN_PARSE_PROCESSES', default: 'half the CPUs (1 to 4)', meaning: 'parser child processes per worker process', readBy: SERVER, workersOnly: true, aliases: ['CAIRN_PARSE_THREADS'], check: positiveNumber },
   { name: 'CAIRN_PARSE_MEMORY_MB', default: '1024', meaning: 'memory ceiling of one parser process', readBy: SERVER, workersOnly: true, check: positiveNumber },
   { name: 'CAIRN_PARSE_TIMEOUT_SEC', default: '600', meaning: "time ceiling of one file's parse", readBy: SERVER, workersOnly: true, check: positiveNumber },
   { name: 'CAIRN_PARSE_IDLE_SEC', default: '30', meaning: 'an idle parser process exits after this long', readBy: SERVER, workersOnly: true, check: positiveNumber },

@@ -30,6 +30,9 @@ export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQ
     TEMPORAL_UI_PORT: '0',
     CAIRN_TASK_QUEUE: taskQueue,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    // As `make run` starts it (Makefile).
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
   };
   delete env.TEMPORAL_ADDRESS;
   const child = spawn(process.execPath, [path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -81,7 +81,9 @@ export function parseLimitsFrom(env: SettingsEnv = configEnv()): ParseLimits {
 
 /** CAIRN_PARSE_THREADS is the name the pool size had when parsers ran on threads; it still works. */
 export function parserCeilingsFrom(env: SettingsEnv = configEnv()): ParserCeilings {
-  const defaultProcesses = Math.max(1, Math.min(4, availableParallelism()));
+  // Half the CPUs: the embedding model uses them all and takes ~10x the CPU of extraction, and each
+  // parser process holds ~300 MB while it lives (docs/operations.md, "Memory").
+  const defaultProcesses = Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)));
   return {
     processes: Math.floor(positive(env.CAIRN_PARSE_PROCESSES || env.CAIRN_PARSE_THREADS, defaultProcesses)),
     memoryMb: Math.floor(positive(env[LIMIT_VARIABLES.memoryMb], 1024)),

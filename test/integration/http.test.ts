@@ -43,7 +43,7 @@ describe('HTTP conventions', () => {
   it('reports database, index and Temporal health, and the built-in chat model', async () => {
     const res = await new Api((await harness()).url).get('/system/healthz');
     assert.equal(res.status, 200);
-    const { chat_model: chatModel, event_loop: eventLoop, rss_mb: rssMb, ...rest } = res.body;
+    const { chat_model: chatModel, event_loop: eventLoop, rss_mb: rssMb, caches, builtin_embedding: embedding, ...rest } = res.body;
     assert.deepEqual(rest, { database: 'ok', index: 'ok', temporal: 'ok', status: 'ok' });
     assert.deepEqual(Object.keys(eventLoop).sort(), ['max_ms', 'mean_ms', 'p99_ms']);
     assert.ok(rssMb > 0);
@@ -52,5 +52,9 @@ describe('HTTP conventions', () => {
     assert.ok(['not_loaded', 'loading', 'loaded'].includes(chatModel.state), chatModel.state);
     assert.equal(typeof chatModel.memory_bytes, 'number');
     assert.ok(chatModel.context_size > 0 && chatModel.parallel > 0);
+    // Beside the memory: each cache's size, and whether the embedding model's process is running.
+    for (const name of ['model_clients', 'stems']) assert.ok(Number.isInteger(caches[name]?.entries), `${name}: ${JSON.stringify(caches)}`);
+    assert.equal(typeof embedding.running, 'boolean');
+    assert.ok(Number.isInteger(embedding.pending_requests));
   });
 });

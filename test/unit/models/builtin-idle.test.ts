@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { BuiltinEmbeddingModel } from '../../../src/models/builtin/embedding-model.js';
+import fs from 'node:fs';
 import { embeddingProcessStatus } from '../../../src/models/builtin/host.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -76,5 +77,21 @@ describe('models/builtin embedding model: its process ends when idle', function 
     await assert.rejects(pending, /embedding process exited \(SIGKILL\)/);
     assert.equal((await model.embed(texts)).length, 2);
     assert.notEqual(embeddingProcessStatus().pid, pid);
+  });
+
+  it('runs the model without the fixed mmap threshold Cairn itself may run with (it costs the model ~25% CPU)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    await until(() => !embeddingProcessStatus().running, 10_000);
+    const saved = process.env.MALLOC_MMAP_THRESHOLD_;
+    process.env.MALLOC_MMAP_THRESHOLD_ = '131072';
+    try {
+      await new BuiltinEmbeddingModel({ idleSec: 0.5 }).embed(texts);
+      const environ = fs.readFileSync(`/proc/${embeddingProcessStatus().pid}/environ`, 'utf8').split('\0');
+      assert.ok(!environ.some((e) => e.startsWith('MALLOC_MMAP_THRESHOLD_=')));
+      assert.ok(environ.some((e) => e.startsWith('PATH=')), 'the rest of the environment is passed on');
+    } finally {
+      if (saved === undefined) delete process.env.MALLOC_MMAP_THRESHOLD_;
+      else process.env.MALLOC_MMAP_THRESHOLD_ = saved;
+    }
   });
 });
