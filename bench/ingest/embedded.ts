@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/engine/dev-server.js';
+import { childLifecycle } from './child-lifecycle.js';
 
 export interface EmbeddedCairn {
   child: ChildProcess;
@@ -42,28 +43,11 @@ export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQ
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  const exitedPromise = new Promise<void>((resolve) =>
-    child.once('exit', (code, signal) => {
-      exit = { code, signal };
-      resolve();
-    }),
-  );
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  const stop = async (graceMs = 20_000) => {
-    process.removeListener('exit', killOnExit);
-    if (exit) return;
-    child.kill('SIGTERM');
-    const done = await Promise.race([exitedPromise.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs))]);
-    if (!done) {
-      child.kill('SIGKILL');
-      await exitedPromise;
-    }
-  };
+  const { exited, stop } = childLifecycle(child, 20_000);
   const deadline = Date.now() + 120_000;
   let url: string | undefined;
   while (!(url = /Cairn is listening on (\S+)/.exec(text)?.[1])) {
+    const exit = exited();
     if (exit) throw new Error(`cairn start exited (${exit.code ?? exit.signal}): ${text.slice(-3000)}`);
     if (Date.now() > deadline) {
       await stop(1000);
@@ -76,7 +60,7 @@ export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQ
     url,
     adminKey: fs.readFileSync(path.join(dataDir, 'admin-api-key'), 'utf8').trim(),
     temporalAddress: `127.0.0.1:${temporalPort}`,
-    exited: () => exit,
+    exited,
     logTail: (chars = 2000) => text.slice(-chars),
     stop,
   };

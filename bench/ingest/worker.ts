@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../src/config.js';
+import { childLifecycle } from './child-lifecycle.js';
 
 export interface BenchWorker {
   child: ChildProcess;
@@ -31,15 +32,7 @@ export async function startBenchWorker(config: Config, temporalAddress: string):
     stdio: ['ignore', out, out],
   });
   fs.closeSync(out);
-  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  const exitedPromise = new Promise<void>((resolve) =>
-    child.once('exit', (code, signal) => {
-      exit = { code, signal };
-      resolve();
-    }),
-  );
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
+  const lifecycle = childLifecycle(child, 15_000);
   const logTail = (bytes = 2000) => {
     try {
       const text = fs.readFileSync(logFile, 'utf8');
@@ -68,22 +61,14 @@ export async function startBenchWorker(config: Config, temporalAddress: string):
         return NaN;
       }
     },
-    exited: () => exit,
+    exited: lifecycle.exited,
     logTail,
-    async stop(graceMs = 15_000) {
-      process.removeListener('exit', killOnExit);
-      if (exit) return;
-      child.kill('SIGTERM');
-      const done = await Promise.race([exitedPromise.then(() => true), sleep(graceMs).then(() => false)]);
-      if (!done) {
-        child.kill('SIGKILL');
-        await exitedPromise;
-      }
-    },
+    stop: lifecycle.stop,
   };
   // `cairn worker` prints "worker polling ..." once it is connected.
   const deadline = Date.now() + 60_000;
   while (!logTail(100_000).includes('worker polling')) {
+    const exit = lifecycle.exited();
     if (exit) throw new Error(`worker exited (${exit.code ?? exit.signal}): ${logTail()}`);
     if (Date.now() > deadline) {
       await worker.stop(1000);

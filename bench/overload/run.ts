@@ -21,15 +21,12 @@
  * CAIRN_MAX_INFLIGHT, CAIRN_MAX_QUEUE, CAIRN_MAX_QUEUE_WAIT_MS and CAIRN_INDEX_THREADS (defaults: derived
  * from the CPU count). --profile writes CPU profiles of Cairn's threads (node --cpu-prof) into DIR.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import { apiCall, argument, percentile } from '../common.js';
-import { prng, syntheticChunk, textSource } from '../retrieval/synthetic.js';
-import { freePort, startDevServer } from '../../src/engine/dev-server.js';
-import { openIndexDatabase } from '../../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
+import { prng, textSource } from '../retrieval/synthetic.js';
+import { indexSyntheticChunks, sleep, startBenchCairn } from '../cairn-server.js';
 
 const clients = Number(argument('clients', '50'));
 const seconds = Number(argument('seconds', '60'));
@@ -39,8 +36,6 @@ const profileDir = argument('profile', '');
 const HEALTHZ_EVERY_MS = 200;
 const BASELINE_QUERIES = 50;
 
-const rootDir = path.resolve(new URL('../..', import.meta.url).pathname);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const fmt = (ms: number) => `${ms.toFixed(ms < 10 ? 1 : 0)} ms`;
 
 function capacityEnv(): Record<string, string> {
@@ -51,18 +46,6 @@ function capacityEnv(): Record<string, string> {
     if (value) env[name!] = value;
   }
   return env;
-}
-
-async function waitForStart(url: string, keyFile: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`cairn exited (code ${child.exitCode}):\n${log()}`);
-    const ok = await fetch(`${url}/api/v1/system/healthz`).then((r) => r.ok, () => false);
-    // The admin key is written just after the server starts listening.
-    if (ok && fs.existsSync(keyFile)) return;
-    await sleep(250);
-  }
-  throw new Error(`cairn did not become healthy within 120 s:\n${log()}`);
 }
 
 interface Outcome {
@@ -118,49 +101,16 @@ async function healthOnce(url: string): Promise<Health> {
 }
 
 async function main(): Promise<void> {
-  const dataDir = fs.mkdtempSync(path.join(tmpdir(), 'cairn-bench-overload-'));
-  const temporal = await startDevServer({ rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env = {
-    ...process.env,
-    CAIRN_DATA_DIR: dataDir,
-    PORT: String(port),
-    TEMPORAL_ADDRESS: temporal.address,
-    CAIRN_EMBEDDED_WORKER: 'false',
-    LOG_LEVEL: 'warn',
-    ...capacityEnv(),
-  };
-  const output: string[] = [];
   const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profileDir)] : [];
-  const child = spawn(process.execPath, [...nodeArgs, path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (b: Buffer) => output.push(b.toString()));
-  child.stderr!.on('data', (b: Buffer) => output.push(b.toString()));
-  const killChild = () => child.exitCode === null && child.kill('SIGKILL');
-  process.once('exit', killChild);
+  const cairn = await startBenchCairn('overload', capacityEnv(), nodeArgs);
+  const { url, api, key, child } = cairn;
   try {
-    const keyFile = path.join(dataDir, 'admin-api-key');
-    await waitForStart(url, keyFile, child, () => output.join('').slice(-3000));
-    const api = `${url}/api/v1`;
-    const key = `Bearer ${fs.readFileSync(keyFile, 'utf8').trim()}`;
     const dataset = (await apiCall(`${api}/datasets`, 'POST', { name: 'overload' }, key)).json.data as { id: string; tenant_id: string; embedding_model: string };
 
-    // The chunks go straight into the index file, as the ingestion workflow's index step writes them.
     const random = prng(42);
     const source = textSource(random);
     const buildStart = performance.now();
-    const db = openIndexDatabase(path.join(dataDir, 'cairn.db'));
-    const index = new SqliteChunkIndex(db);
-    for (let start = 0; start < chunkCount; start += 1000) {
-      const batch = Array.from({ length: Math.min(1000, chunkCount - start) }, (_, k) => ({
-        ...syntheticChunk(start + k, source, random, dataset.id),
-        tenant_id: dataset.tenant_id,
-      }));
-      await index.upsert(batch);
-    }
-    db.close();
-    // The build held this event loop for seconds: let the HTTP client drop connections the server closed meanwhile.
-    await sleep(100);
+    await indexSyntheticChunks(cairn.dataDir, dataset, chunkCount, source, random);
     const questions = source.questions;
     const question = (i: number) => questions[(i * 37) % questions.length]!;
     console.log(`overload benchmark: node ${process.version}, ${availableParallelism()} CPUs (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
@@ -218,13 +168,10 @@ async function main(): Promise<void> {
     const afterHealth = await healthOnce(url);
     console.log(`after the load: retrieval HTTP ${after.status} in ${fmt(after.ms)}, healthz HTTP ${afterHealth.status} in ${fmt(afterHealth.ms)}`);
   } catch (err) {
-    console.error(`cairn ${child.exitCode === null ? 'is running' : `exited (code ${child.exitCode})`}; its last output:\n${output.join('').slice(-3000)}`);
+    console.error(`cairn ${child.exitCode === null ? 'is running' : `exited (code ${child.exitCode})`}; its last output:\n${cairn.lastOutput()}`);
     throw err;
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
-    await temporal.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await cairn.stop();
   }
 }
 

@@ -83,12 +83,3 @@ export function queryTerms(text: string): QueryTerm[] {
   }
   return terms;
 }
-
-/** Distinct stems (stopwords removed) of some texts: the term set of a chunk. */
-export function termSet(texts: Iterable<string>): string[] {
-  const stems = new Set<string>();
-  for (const text of texts) {
-    for (const { word, stem } of tokenize(text)) if (!isStopword(word)) stems.add(stem);
-  }
-  return [...stems];
-}

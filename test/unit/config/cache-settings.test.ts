@@ -5,22 +5,15 @@ import path from 'node:path';
 import { loadConfig } from '../../../src/config.js';
 import { openBackends, type Backends } from '../../../src/wiring.js';
 import type { IndexedChunk } from '../../../src/index/types.js';
+import { chunk as testChunk } from '../index/helpers.js';
 
-const chunk = (i: number, datasetId: string): IndexedChunk => ({
+const chunk = (i: number, datasetId: string): IndexedChunk => testChunk({
   id: `chunk${datasetId}${i}`,
   tenant_id: 't',
   dataset_id: datasetId,
   document_id: `doc-${datasetId}`,
   document_name: 'doc.txt',
   content: `granite cairn ${i}`,
-  important_keywords: [],
-  questions: [],
-  tag_kwd: [],
-  image_id: '',
-  positions: [],
-  available: true,
-  create_time: '2025-01-01 00:00:00',
-  create_timestamp: 1735689600,
   vector: Array.from({ length: 384 }, (_, d) => Math.sin(i + d)),
 });
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { highlight } from '../../../src/retrieval/highlight.js';
 import { porterStem } from '../../../src/retrieval/porter.js';
-import { queryTerms, termSet, tokenize } from '../../../src/retrieval/tokenizer.js';
+import { queryTerms, tokenize } from '../../../src/retrieval/tokenizer.js';
 
 /** The terms FTS5's `porter unicode61` tokenizer produces for each text. */
 function fts5Terms(texts: string[]): string[][] {
@@ -64,10 +64,6 @@ describe('tokenizer', () => {
     ]);
     assert.deepEqual(queryTerms('  the of  '), []);
     assert.deepEqual(queryTerms('not no more'), [{ word: 'not', stem: 'not' }, { word: 'no', stem: 'no' }, { word: 'more', stem: 'more' }]);
-  });
-
-  it('term sets are distinct stems of all texts without stopwords', () => {
-    assert.deepEqual(termSet(['Cells divide', 'the cell', 'DIVISION of cells']).sort(), ['cell', 'divid', 'divis']);
   });
 
   it('highlights words sharing a stem with the query', () => {
