@@ -129,7 +129,7 @@ describe('GET /metrics', function () {
     const calls = (m: Metrics, labels: Record<string, string>) => sampleSum(m, 'cairn_model_call_duration_seconds_count', labels);
     const before = await scrape();
 
-    const retrieval = await user.post('/retrieval', { dataset_ids: [datasetId], question: 'granite cairns', similarity_threshold: 0 });
+    const retrieval = await user.post('/retrieval', { dataset_ids: [datasetId], question: 'granite cairns', similarity_threshold: 0, highlight: true });
     assert.equal(retrieval.status, 200);
     assert.ok(retrieval.body.data.chunks.length > 0);
     const answer = await user.post('/chat/completions', { chat_id: chatId, stream: false, messages: [{ role: 'user', content: 'hello' }] });
@@ -178,6 +178,7 @@ describe('GET /metrics', function () {
     assert.ok(sampleValue(m, 'cairn_cache_entries', { cache: 'sign_bits' })! >= 1);
     assert.ok(sampleValue(m, 'cairn_cache_bytes', { cache: 'sign_bits' })! > 0);
     assert.ok(sampleValue(m, 'cairn_cache_entries', { cache: 'model_clients' })! >= 1);
+    // The highlighted retrieval above stemmed the question's words.
     assert.ok(sampleValue(m, 'cairn_cache_entries', { cache: 'stems' })! >= 1);
     assert.equal(sampleSum(m, 'cairn_builtin_chat_model_state'), 1, 'exactly one state is current');
     assert.equal(sampleValue(m, 'cairn_builtin_embedding_worker_running'), 1, 'the retrieval started the embedding worker');

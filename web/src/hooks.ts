@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -25,15 +25,17 @@ export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, deps: unknow
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
-/** Calls `fn` every `ms` while `active`; the latest `fn` is used without restarting the timer. */
-export function useInterval(fn: () => void, ms: number, active: boolean) {
-  const latest = useRef(fn);
-  latest.current = fn;
+/**
+ * While `active`, reloads `loaded` `ms` after each of its loads finishes. Polling from the end of the
+ * last answer (not on a fixed clock) means a slow answer is never cut short by the next poll's reload.
+ */
+export function usePolling(loaded: { loading: boolean; reload(): void }, ms: number, active: boolean) {
+  const { loading, reload } = loaded;
   useEffect(() => {
-    if (!active) return;
-    const t = setInterval(() => latest.current(), ms);
-    return () => clearInterval(t);
-  }, [ms, active]);
+    if (!active || loading) return;
+    const t = setTimeout(reload, ms);
+    return () => clearTimeout(t);
+  }, [active, loading, reload, ms]);
 }
 
 /**

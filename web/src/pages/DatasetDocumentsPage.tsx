@@ -10,7 +10,7 @@ import { MetadataEditor } from '../components/MetadataEditor.js';
 import { ParserConfigForm } from '../components/ParserConfigForm.js';
 import { UploadZone } from '../components/UploadZone.js';
 import { CheckboxField, Pager, ProgressBar, SelectField, TextField, formatBytes } from '../components/ui.js';
-import { useAction, useConfirmedAction, useDebounced, useInterval, useLoad } from '../hooks.js';
+import { useAction, useConfirmedAction, useDebounced, usePolling, useLoad } from '../hooks.js';
 import { Link } from '../router.js';
 
 const PAGE_SIZE = 30;
@@ -29,7 +29,7 @@ export function DatasetDocumentsPage({ datasetId }: { datasetId: string }) {
   );
   const action = useConfirmedAction(docs.reload);
   const running = docs.data?.docs.some((d) => d.run === 'RUNNING') ?? false;
-  useInterval(docs.reload, POLL_MS, running);
+  usePolling(docs, POLL_MS, running);
 
   const parse = useCallback(
     async (ids: string[]) => {

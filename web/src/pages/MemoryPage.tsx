@@ -3,7 +3,7 @@ import { api } from '../api/http.js';
 import { DataTable } from '../components/DataTable.js';
 import { ListStatus } from '../components/ListStatus.js';
 import { CheckboxField, Dialog, ErrorMessage, PageHeader, Pager, ProgressBar, RangeField, SubmitButton, TextArea, TextField, formatTime } from '../components/ui.js';
-import { useAction, useConfirmedAction, useInterval, useLoad } from '../hooks.js';
+import { useAction, useConfirmedAction, usePolling, useLoad } from '../hooks.js';
 import type { Memory } from './MemoriesPage.js';
 
 interface MemoryMessage {
@@ -40,7 +40,7 @@ export function MemoryPage({ memoryId }: { memoryId: string }) {
   const action = useConfirmedAction(messages.reload);
   const list = messages.data?.messages.message_list ?? [];
   const extracting = list.some((m) => m.task && m.task.progress >= 0 && m.task.progress < 1);
-  useInterval(messages.reload, POLL_MS, extracting);
+  usePolling(messages, POLL_MS, extracting);
 
   const ref = (m: MemoryMessage) => `${memoryId}:${m.message_id}`;
   /** The switch moves at once; the list's next answer replaces these. */
