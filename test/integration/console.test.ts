@@ -422,7 +422,7 @@ describe('web console', function () {
     const done = await untilApi('the turn\'s extraction outcome', raw, (m) => m?.task !== undefined && (m.task.progress >= 1 || m.task.progress < 0), 180_000);
     assert.equal(done!.task!.progress, 1, `extraction failed: ${done!.task!.progress_msg}`);
     // A raw-only memory extracts nothing: its workflow reports that the raw message is stored, and the page, polling, shows it.
-    await page.getByRole('row').filter({ hasText: '#1 raw' }).getByText(/Done: raw message stored/).waitFor();
+    await page.getByRole('row').filter({ hasText: `#${done!.message_id} raw` }).getByText(/Done: raw message stored/).waitFor();
 
     await page.getByText('Search this memory').click();
     await page.getByLabel('Search', { exact: true }).fill('granite cairn');
