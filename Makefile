@@ -23,7 +23,7 @@ $(VENV_STAMP): requirements.txt requirements-models.txt clients/python/pyproject
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e clients/python
 	touch $@
 
-$(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts)
+$(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts src/enrichment/*.ts src/enrichment/*/*.ts)
 	npx tsx src/engine/bundle-workflows.ts
 
 # The web console (web/: React + Vite), built into dist/web and served by Cairn at `/`.
@@ -66,6 +66,7 @@ bench: install
 	npx tsx bench/chat/run.ts
 	npx tsx bench/agents/run.ts
 	npx tsx bench/memory/run.ts
+	npx tsx bench/enrich/run.ts
 	npx tsx bench/delete/run.ts
 	npx tsx bench/blobs/run.ts
 	npx tsx bench/llm/run.ts

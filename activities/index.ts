@@ -3,6 +3,8 @@ import { datasetActivities } from './datasets.js';
 import { parseActivities } from './parse.js';
 import { agentActivities } from './agents.js';
 import { memoryActivities } from './memories.js';
+import { raptorActivities } from './raptor.js';
+import { graphActivities } from './graph.js';
 
 export type { ActivityDeps } from './deps.js';
 
@@ -13,6 +15,8 @@ export function createActivities(deps: ActivityDeps) {
     ...parseActivities(deps),
     ...agentActivities(deps),
     ...memoryActivities(deps),
+    ...graphActivities(deps),
+    ...raptorActivities(deps),
   };
 }
 

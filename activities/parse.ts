@@ -13,6 +13,9 @@ import { chunkVectors } from '../src/services/chunk-vectors.js';
 import { chunkImageKey } from '../src/services/blob-keys.js';
 import { nowMs, toDateTime } from '../src/time.js';
 import { readJson, readVectors, workPrefix, writeJson, writeVectors } from './work-files.js';
+import { enrichChunks as generateKeywords, enrichmentLabel, keywordSettings, wantsEnrichment, type EnrichmentProgress, type KeywordSettings } from '../src/enrichment/keywords.js';
+import { enrichConcurrency } from '../src/enrichment/concurrency.js';
+import { ModelError } from '../src/models/types.js';
 
 export interface RunRef {
   documentId: string;
@@ -22,8 +25,11 @@ export interface RunRef {
 /** Embedding batch size: one model call, one heartbeat, one progress update. */
 const EMBED_BATCH = 32;
 
-/** Progress bands of the stages, so the document's progress only goes up. */
-const BANDS = { extract: [0.02, 0.4], chunk: [0.4, 0.45], embed: [0.45, 0.95], index: [0.95, 1] } as const;
+/**
+ * Progress bands of the stages, so the document's progress only goes up. Generating keywords and
+ * questions (when asked for) is the slow stage: the embedding starts after its band.
+ */
+const BANDS = { extract: [0.02, 0.4], chunk: [0.4, 0.45], enrich: [0.45, 0.75], embed: [0.45, 0.95], embedAfterEnrich: [0.75, 0.95], index: [0.95, 1] } as const;
 
 /** Thrown when the run is no longer the document's current one: the workflow ends without writing. */
 const STALE = 'StaleRun';
@@ -31,6 +37,7 @@ const STALE = 'StaleRun';
 export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
   // Built now so that invalid CAIRN_PARSE_* settings stop the worker at start, not each parse.
   const parsers = parserPool();
+  const concurrency = enrichConcurrency();
 
   /** The document, if this run is still its current RUNNING run; otherwise a non-retryable StaleRun. */
   async function currentRun(ref: RunRef): Promise<DocumentRow> {
@@ -39,6 +46,37 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       throw ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${ref.documentId} is no longer current`, STALE);
     }
     return doc;
+  }
+
+  /**
+   * A signal that aborts when the activity is cancelled or when the run stops being the document's
+   * current one (stopped, deleted, re-parsed): Temporal delivers a cancel with a heartbeat response,
+   * which the SDK throttles to seconds, and every second of model calls after a stop is paid for.
+   */
+  function watchRun(ref: RunRef) {
+    const controller = new AbortController();
+    const cancelled = Context.current().cancellationSignal;
+    const onCancel = () => controller.abort(cancelled.reason);
+    cancelled.addEventListener('abort', onCancel, { once: true });
+    let stale = false;
+    const timer = setInterval(() => {
+      void store.documents.byId(ref.documentId).then(
+        (doc) => {
+          if (doc && doc.run_seq === ref.runSeq && doc.run === 'RUNNING') return;
+          stale = true;
+          controller.abort(new CancelledFailure(`run ${ref.runSeq} of document ${ref.documentId} is no longer current`));
+        },
+        () => undefined, // a failed look-up proves nothing: the next one decides
+      );
+    }, 1000);
+    return {
+      signal: controller.signal,
+      stale: () => stale,
+      stop: () => {
+        clearInterval(timer);
+        cancelled.removeEventListener('abort', onCancel);
+      },
+    };
   }
 
   async function report(ref: RunRef, progress: number, message: string): Promise<void> {
@@ -79,19 +117,69 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       }
     },
 
-    async chunkDocument(ref: RunRef & { sectionsKey: string }): Promise<{ chunksKey: string; chunks: number; tokens: number }> {
+    /** `enrich`: the keywords and questions the model is to write per chunk (the workflow skips that step when none). */
+    async chunkDocument(ref: RunRef & { sectionsKey: string }): Promise<{ chunksKey: string; chunks: number; tokens: number; enrich: KeywordSettings }> {
       const doc = await currentRun(ref);
       const extracted = await readJson<ExtractedDocument>(blobs, ref.sectionsKey);
-      const drafts = runChunker(extracted, doc.chunk_method as ChunkMethod, JSON.parse(doc.parser_config), { filename: doc.name });
+      const parserConfig = JSON.parse(doc.parser_config) as Record<string, unknown>;
+      const drafts = runChunker(extracted, doc.chunk_method as ChunkMethod, parserConfig, { filename: doc.name });
       const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks.json`;
       await writeJson(blobs, chunksKey, drafts);
       const tokens = drafts.reduce((n, d) => n + countTokens(d.content), 0);
       await report(ref, BANDS.chunk[1], `Split into ${drafts.length} chunks (${tokens} tokens)`);
-      return { chunksKey, chunks: drafts.length, tokens };
+      return { chunksKey, chunks: drafts.length, tokens, enrich: keywordSettings(parserConfig) };
+    },
+
+    /**
+     * parser_config auto_keywords / auto_questions: the dataset's chat model writes keywords and
+     * questions for each chunk, stored with it (keywords searched, questions searched and embedded).
+     * Every answer is kept in the enrichment cache as it arrives, so a retried attempt (a killed
+     * worker, a model failure) and a later re-parse ask only what was never answered.
+     */
+    async enrichChunks(ref: RunRef & { chunksKey: string; enrich: KeywordSettings }): Promise<{ chunksKey: string; progress?: EnrichmentProgress }> {
+      const doc = await currentRun(ref);
+      if (!wantsEnrichment(ref.enrich)) return { chunksKey: ref.chunksKey };
+      const ds = await store.datasets.byId(doc.dataset_id);
+      if (!ds) throw ApplicationFailure.nonRetryable(`dataset ${doc.dataset_id} no longer exists`, STALE);
+      const label = enrichmentLabel(ref.enrich);
+      const llmId = (JSON.parse(doc.parser_config) as { llm_id?: unknown }).llm_id;
+      const model = await models.chat(ds.tenant_id, typeof llmId === 'string' && llmId ? llmId : null).catch((err: Error) => {
+        throw ApplicationFailure.nonRetryable(`generating ${label} needs a chat model (parser_config.llm_id or the default chat model): ${err.message}`, 'NoChatModel');
+      });
+      const drafts = await readJson<ChunkDraft[]>(blobs, ref.chunksKey);
+      const [from, to] = BANDS.enrich;
+      await report(ref, from, `Generating ${label}: 0/${drafts.length} chunks`);
+      const stop = keepAlive();
+      const run = watchRun(ref);
+      try {
+        const { drafts: enriched, progress } = await generateKeywords(drafts, ref.enrich, {
+          cache: store.enrichment,
+          tenantId: ds.tenant_id,
+          model,
+          concurrency,
+          signal: run.signal,
+          onProgress: async (p) => {
+            heartbeat(p);
+            await report(ref, from + ((to - from) * p.done) / Math.max(1, p.total), `Generating ${label}: ${p.done}/${p.total} chunks`);
+          },
+        });
+        const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks-enriched.json`;
+        await writeJson(blobs, chunksKey, enriched);
+        const calls = progress.model_calls + progress.cached_calls;
+        await report(ref, to, `Generated ${label} for ${drafts.length} chunks: ${calls} model answers (${progress.cached_calls} from cache), ${progress.tokens} tokens`);
+        // The counts in the result: the step's cost stays readable in the workflow history (Temporal UI, bench/enrich).
+        return { chunksKey, progress };
+      } catch (err) {
+        if (run.stale()) throw ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${doc.id} is no longer current`, STALE);
+        throw enrichmentFailure(err, label, model.id);
+      } finally {
+        run.stop();
+        stop();
+      }
     },
 
     /** Embeds in batches; each batch's vectors are saved, so a retried attempt resumes where the last stopped. */
-    async embedChunks(ref: RunRef & { chunksKey: string }): Promise<{ vectorsPrefix: string; batches: number }> {
+    async embedChunks(ref: RunRef & { chunksKey: string; enriched?: boolean }): Promise<{ vectorsPrefix: string; batches: number }> {
       const doc = await currentRun(ref);
       const ds = await store.datasets.byId(doc.dataset_id);
       if (!ds) throw ApplicationFailure.nonRetryable(`dataset ${doc.dataset_id} no longer exists`, STALE);
@@ -99,7 +187,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       const model = await models.embedding(ds.tenant_id, ds.embedding_model);
       const vectorsPrefix = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/vectors`;
       const batches = Math.ceil(drafts.length / EMBED_BATCH);
-      const [from, to] = BANDS.embed;
+      const [from, to] = ref.enriched ? BANDS.embedAfterEnrich : BANDS.embed;
       const stop = keepAlive();
       try {
         const [titleVector] = await model.embed([doc.name]);
@@ -232,6 +320,17 @@ function throwIfCancelled(): void {
 
 /** Errors of a file that cannot be read, or that goes over a parsing limit or ceiling: retrying would not help. */
 const BAD_INPUT = new Set(['UnsupportedFormatError', 'CorruptFileError', 'ParseLimitError']);
+
+/**
+ * A model that refuses the request (wrong key, unknown model: ModelError status 4xx) fails the
+ * document at once; an unreachable or failing one is retried by Temporal, with the model named.
+ */
+function enrichmentFailure(err: unknown, label: string, modelId: string): unknown {
+  if (Context.current().cancellationSignal.aborted) return new CancelledFailure('parsing was cancelled');
+  const message = `generating ${label} with ${modelId} failed: ${err instanceof Error ? err.message : String(err)}`;
+  if (err instanceof ModelError && err.status < 500) return ApplicationFailure.nonRetryable(message, 'ModelRefused');
+  return ApplicationFailure.retryable(message, err instanceof Error ? err.name : 'Error');
+}
 
 /** Bad input fails the document at once; anything else is retried by Temporal. */
 function asFailure(err: unknown): unknown {

@@ -4,6 +4,8 @@ import { datasetActivities } from './datasets.js';
 import { parseActivities } from './parse.js';
 import { agentActivities } from './agents.js';
 import { memoryActivities } from './memories.js';
+import { graphActivities } from './graph.js';
+import { raptorActivities } from './raptor.js';
 
 /**
  * The activities a worker of `role` registers on the role's task queue: those of the role's workflows
@@ -15,6 +17,8 @@ export function roleActivities(role: WorkerRole, deps: ActivityDeps): object {
       return {
         ...parseActivities(deps),
         ...datasetActivities(deps),
+        ...graphActivities(deps),
+        ...raptorActivities(deps),
         // Memory extractions started before memory had its own queue run on this one: they still finish.
         ...memoryActivities(deps),
       };

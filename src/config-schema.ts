@@ -49,6 +49,7 @@ function integer(min: number, max = Number.MAX_SAFE_INTEGER): Check {
 }
 
 const positiveNumber: Check = (value) => (Number.isFinite(Number(value)) && Number(value) > 0 ? undefined : 'expected a positive number');
+const nonNegativeNumber: Check = (value) => (value.trim() !== '' && Number.isFinite(Number(value)) && Number(value) >= 0 ? undefined : 'expected a number, 0 or more');
 
 const BOOLEAN = /^(true|false|1|0|yes|no|on|off)$/i;
 const boolean: Check = (value) => (BOOLEAN.test(value.trim()) ? undefined : 'expected true or false');
@@ -115,10 +116,12 @@ export const SETTINGS = [
   { name: 'CAIRN_PARSE_INFLATE_MAX_RATIO', default: '200', meaning: 'largest inflated/compressed ratio of a zip entry', readBy: SERVER, workersOnly: true, check: positiveNumber },
   { name: 'CAIRN_PARSE_IMAGE_MAX_MEGAPIXELS', default: '64', meaning: 'largest image that is decoded', readBy: SERVER, workersOnly: true, check: positiveNumber },
   { name: 'CAIRN_PARSE_MAX_DEPTH', default: '256', meaning: 'deepest nesting of JSON values and PDF arrays/dictionaries', readBy: SERVER, workersOnly: true, check: positiveNumber },
+  { name: 'CAIRN_ENRICH_CONCURRENCY', default: '4', meaning: 'chat-model calls one enrichment step (keywords and questions of a document) makes at once', readBy: SERVER, workersOnly: true, check: integer(1, 256) },
 
   // Capacity of the API
   { name: 'CAIRN_INDEX_THREADS', default: 'CPUs, at most 4', meaning: 'reader threads of the embedded chunk index (0 = on the event loop)', readBy: SERVER, check: integer(0) },
   { name: 'CAIRN_CACHE_SIGN_BITS_MB', default: '64', meaning: "bound of the embedded chunk index's in-memory sign bits, per index connection (API and each reader thread); least recently searched datasets are dropped first", readBy: SERVER, check: positiveNumber },
+  { name: 'CAIRN_CACHE_FULLTEXT_MB', default: '128', meaning: "bound of the embedded chunk index's in-memory full-text copies (posting lists per dataset), per index connection (API and each reader thread); a dataset whose copy does not fit is searched with FTS5; 0 = always FTS5", readBy: SERVER, check: nonNegativeNumber },
   { name: 'CAIRN_CACHE_TERM_FREQUENCIES', default: '50000', meaning: 'words whose chunk frequencies the embedded chunk index keeps per connection (it starts over past this)', readBy: SERVER, check: integer(1) },
   { name: 'CAIRN_CACHE_MODEL_CLIENTS', default: '256', meaning: 'model clients (one per distinct provider configuration) kept; least recently used dropped first', readBy: SERVER, check: integer(1) },
   { name: 'CAIRN_MAX_INFLIGHT', default: '2 × CPUs', meaning: 'retrieval and search requests served at once', readBy: ['start'], check: integer(0) },

@@ -48,6 +48,8 @@ export interface Config {
   sandboxMemoryMb: number;
   /** Reader threads of the embedded chunk index; 0 = searches run on the event loop. */
   indexThreads: number;
+  /** Bound of the embedded chunk index's in-memory full-text copies per index connection, in MB; 0 = FTS5 only. */
+  fullTextMemoryMb: number;
   /** Bounds of the in-memory caches (CAIRN_CACHE_*, docs/operations.md "Memory"). */
   caches: CacheLimits;
   /** Admission control of heavy routes, per lane (src/api/admission.ts, docs/overload.md). */
@@ -100,6 +102,7 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     sandboxTimeoutSec: Math.max(1, intFrom(env.CAIRN_SANDBOX_TIMEOUT, 60)),
     sandboxMemoryMb: Math.max(16, intFrom(env.CAIRN_SANDBOX_MEMORY_MB, 256)),
     ...loadCapacity(env),
+    fullTextMemoryMb: Number(env.CAIRN_CACHE_FULLTEXT_MB || 128),
     caches: {
       signBitsMb: Number(env.CAIRN_CACHE_SIGN_BITS_MB || 64),
       termFrequencies: intFrom(env.CAIRN_CACHE_TERM_FREQUENCIES, 50_000),

@@ -21,6 +21,11 @@ import { systemRoutes } from './api/routers/system.js';
 import { cacheSizes } from './observability/caches.js';
 import { accountRoutes } from './api/routers/accounts.js';
 import { datasetRoutes } from './api/routers/datasets.js';
+import { datasetIndexRoutes } from './api/routers/dataset-indexes.js';
+import { DatasetIndexService } from './services/dataset-indexes.js';
+import { datasetIndexData } from './enrichment/index-data.js';
+import { graphRoutes } from './api/routers/graph.js';
+import { GraphViewService } from './enrichment/graph/view.js';
 import { metadataRoutes } from './api/routers/metadata.js';
 import { MetadataService } from './services/metadata.js';
 import { documentRoutes } from './api/routers/documents.js';
@@ -130,6 +135,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     purge.unref();
     cleanups.push(async () => clearInterval(purge));
 
+    const datasetIndexes = new DatasetIndexService(store, datasets, workflows, datasetIndexData(deps));
     const routes: RouteSpec[] = [];
     routes.push(
       ...systemRoutes(
@@ -146,6 +152,8 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...accountRoutes(auth),
       ...metadataRoutes(new MetadataService(store, datasets, index)),
       ...datasetRoutes(datasets),
+      ...datasetIndexRoutes(datasetIndexes),
+      ...graphRoutes(new GraphViewService(store, datasets), datasetIndexes),
       ...documentRoutes(documents, config.uploadLimit),
       ...chunkRoutes(chunks),
       ...retrievalRoutes(retrieval),

@@ -18,14 +18,22 @@ import { activityMemoryTasks } from './engine/memory-tasks.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { MilvusLocation } from './index/location.js';
 import type { MilvusChunkIndex } from './index/milvus/milvus-index.js';
+import type { MilvusMemoryIndex } from './index/milvus/memory-index.js';
+import type { MemoryIndex } from './index/memory-types.js';
 
 /**
  * The embedded chunk index on the database file: searches on reader threads (CAIRN_INDEX_THREADS), or on
  * the event loop when there are none or the database is in memory (no file for other connections to open).
  */
 function embeddedChunkIndex(config: Config, indexDb: Sqlite): SqliteChunkIndex | ThreadedSqliteChunkIndex {
-  const caches = { signBitsCacheBytes: config.caches.signBitsMb * 2 ** 20, termFrequencyCacheEntries: config.caches.termFrequencies };
-  const writer = new SqliteChunkIndex(indexDb, caches);
+  const caches = {
+    signBitsCacheBytes: config.caches.signBitsMb * 2 ** 20,
+    termFrequencyCacheEntries: config.caches.termFrequencies,
+    postingsCacheBytes: config.fullTextMemoryMb * 2 ** 20,
+  };
+  // In-memory full-text copies only on reader threads: their builds take seconds at 100k chunks, which the
+  // event loop must never spend (the writer searches only when there are no reader threads).
+  const writer = new SqliteChunkIndex(indexDb, { ...caches, postingsCacheBytes: 0 });
   if (config.indexThreads < 1 || indexDb.memory) return writer;
   return new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(indexDb.name, config.indexThreads, caches));
 }
@@ -45,15 +53,28 @@ async function openMilvusChunkIndex(location: MilvusLocation): Promise<MilvusChu
   return MilvusChunkIndex.connect(location);
 }
 
+/** The memory index that goes with the Milvus chunk index: search copies in Milvus, the messages in the metadata database. */
+async function openMilvusMemoryIndex(location: MilvusLocation, db: MetaDb): Promise<MilvusMemoryIndex> {
+  const { MilvusMemoryIndex } = await import('./index/milvus/memory-index.js');
+  return MilvusMemoryIndex.connect(location, db);
+}
+
+/** The chunk and memory indexes on Milvus (CAIRN_INDEX=milvus://…). */
+interface MilvusIndexes {
+  chunks: MilvusChunkIndex;
+  memories: MilvusMemoryIndex;
+}
+
 /** Run events travel through the metadata database when it is PostgreSQL (shared by every machine). */
 function runEvents(db: MetaDb, indexDb: Sqlite): RunEvents {
   return db.dialect === 'postgres' ? new PgRunEvents(db.kysely) : new SqliteRunEvents(indexDb);
 }
 
 /** The one place that picks concrete implementations of the ports from configuration; `close` ends what it started. */
-function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?: MilvusChunkIndex): ActivityDeps & { close(): Promise<void> } {
+function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?: MilvusIndexes): ActivityDeps & { close(): Promise<void> } {
   const store = new MetaStore(db);
-  const index = milvus ?? embeddedChunkIndex(config, indexDb);
+  const index = milvus?.chunks ?? embeddedChunkIndex(config, indexDb);
+  const memories: MemoryIndex = milvus?.memories ?? new SqliteMemoryIndex(indexDb);
   const urls = { allowPrivate: config.allowPrivateUrls, allowList: config.privateUrlAllowList };
   return {
     store,
@@ -61,7 +82,7 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
     blobs: blobStoreFromConfig(config),
     models: new ModelClients(new ProviderService(store), config.caches.modelClients),
     events: runEvents(db, indexDb),
-    memories: new SqliteMemoryIndex(indexDb),
+    memories,
     memoryTasks: activityMemoryTasks(config.taskQueue),
     urlGuard: async (url) => {
       await checkUrl(new URL(url), urls, 'MCP server');
@@ -69,7 +90,8 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
     agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb } },
     close: async () => {
       if (index instanceof ThreadedSqliteChunkIndex) await index.close();
-      await milvus?.close();
+      await milvus?.memories.close();
+      await milvus?.chunks.close();
     },
   };
 }
@@ -82,8 +104,9 @@ export interface Backends extends ActivityDeps {
 
 /**
  * The backend factory shared by `cairn start`, `cairn worker`, the benches and the tests: opens the
- * metadata database (CAIRN_DATABASE_URL), the embedded index file, the chunk index on Milvus when
- * CAIRN_INDEX names one (the memory index stays embedded), the blob store (CAIRN_BLOBS), run events and
+ * metadata database (CAIRN_DATABASE_URL), the embedded index file, the chunk and memory indexes on Milvus
+ * when CAIRN_INDEX names one (memory messages then live in the metadata database, their search copies in
+ * Milvus: docs/scale-out.md "Memory messages"), the blob store (CAIRN_BLOBS), run events and
  * model clients. On the embedded profile the store and the index share one SQLite
  * connection: two connections in one process would make an index write wait (blocking the event loop)
  * on a metadata transaction that is between two of its statements.
@@ -97,10 +120,15 @@ export async function openBackends(config: Config): Promise<Backends> {
     indexDb.close();
     throw err;
   }
-  let milvus: MilvusChunkIndex | undefined;
+  let milvus: MilvusIndexes | undefined;
+  let chunks: MilvusChunkIndex | undefined;
   try {
-    if (config.index.kind === 'milvus') milvus = await openMilvusChunkIndex(config.index);
+    if (config.index.kind === 'milvus') {
+      chunks = await openMilvusChunkIndex(config.index);
+      milvus = { chunks, memories: await openMilvusMemoryIndex(config.index, db) };
+    }
   } catch (err) {
+    await chunks?.close().catch(() => undefined);
     await db.close();
     indexDb.close();
     throw err;

@@ -1,6 +1,7 @@
 import { stopHarness } from './integration/harness.js';
 import { stopSharedMilvus } from './support/milvus-server.js';
 import { stopSharedPostgres } from './support/postgres.js';
+import { stopSharedS3 } from './support/shared-s3.js';
 
 /** Root hooks: whatever the run started is always stopped. */
 export const mochaHooks = {
@@ -9,5 +10,6 @@ export const mochaHooks = {
     await stopHarness();
     await stopSharedPostgres();
     await stopSharedMilvus();
+    await stopSharedS3();
   },
 };

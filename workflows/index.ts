@@ -2,3 +2,5 @@ export { deleteDatasets } from './delete-datasets.js';
 export { parseDocument } from './parse-document.js';
 export { agentRun } from './agent-run.js';
 export { memoryExtraction } from './memory-extraction.js';
+export { graphIndex } from './graph-index.js';
+export { raptorIndex } from './raptor-index.js';

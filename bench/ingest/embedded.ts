@@ -20,11 +20,13 @@ export interface EmbeddedCairn {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQueue: string): Promise<EmbeddedCairn> {
+/** Starts `cairn start` on `dataDir`; `env` adds the profile's backends (bench/profile.ts). */
+export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQueue: string, env: Record<string, string> = {}): Promise<EmbeddedCairn> {
   const port = await freePort();
   const temporalPort = await freePort();
-  const env: NodeJS.ProcessEnv = {
+  const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
+    ...env,
     CAIRN_DATA_DIR: dataDir,
     PORT: String(port),
     TEMPORAL_PORT: String(temporalPort),
@@ -35,8 +37,8 @@ export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQ
     MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
     MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
   };
-  delete env.TEMPORAL_ADDRESS;
-  const child = spawn(process.execPath, [path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  delete childEnv.TEMPORAL_ADDRESS;
+  const child = spawn(process.execPath, [path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const keep = (chunk: Buffer) => {
     text = (text + chunk.toString()).slice(-200_000);

@@ -26,6 +26,8 @@ export interface ActivityRun {
   started: number;
   closed: number;
   attempt: number;
+  /** Why the attempt before the last one failed (Temporal's lastFailure), for retried activities. */
+  lastFailure?: string;
   status: 'completed' | 'failed' | 'timedOut' | 'canceled' | 'open';
   result?: unknown;
 }
@@ -58,6 +60,18 @@ export async function fetchParseHistories(address: string, namespace: string, ex
   }
 }
 
+/** The history of one workflow (its latest run), by id. */
+export async function fetchWorkflowRun(address: string, namespace: string, workflowId: string): Promise<WorkflowRun> {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection, namespace });
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    return summarize(workflowId, (history.events ?? []) as HistoryEvent[]);
+  } finally {
+    await connection.close();
+  }
+}
+
 // The event shapes we read (temporal.api.history.v1.IHistoryEvent, trimmed).
 interface HistoryEvent {
   eventId?: number | { toNumber(): number } | null;
@@ -69,7 +83,11 @@ interface HistoryEvent {
   workflowExecutionTerminatedEventAttributes?: object | null;
   workflowExecutionTimedOutEventAttributes?: object | null;
   activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null;
-  activityTaskStartedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null; attempt?: number | null } | null;
+  activityTaskStartedEventAttributes?: {
+    scheduledEventId?: number | { toNumber(): number } | null;
+    attempt?: number | null;
+    lastFailure?: { message?: string | null } | null;
+  } | null;
   activityTaskCompletedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null; result?: { payloads?: unknown[] | null } | null } | null;
   activityTaskFailedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
   activityTaskTimedOutEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
@@ -99,8 +117,9 @@ function summarize(workflowId: string, events: HistoryEvent[]): WorkflowRun {
       bySchedule.set(num(e.eventId), a);
       run.activities.push(a);
     } else if (e.activityTaskStartedEventAttributes) {
-      const a = bySchedule.get(num(e.activityTaskStartedEventAttributes.scheduledEventId));
-      if (a) Object.assign(a, { started: at, attempt: e.activityTaskStartedEventAttributes.attempt ?? 1 });
+      const attrs = e.activityTaskStartedEventAttributes;
+      const a = bySchedule.get(num(attrs.scheduledEventId));
+      if (a) Object.assign(a, { started: at, attempt: attrs.attempt ?? 1, lastFailure: attrs.lastFailure?.message ?? undefined });
     } else if (e.activityTaskCompletedEventAttributes) {
       const attrs = e.activityTaskCompletedEventAttributes;
       const a = close(attrs.scheduledEventId, at, 'completed');

@@ -8,7 +8,7 @@ import { loadTokenizer } from '../../src/models/builtin/encoder.js';
 import { embeddingProcessStatus } from '../../src/models/builtin/host.js';
 import { locateModelFiles } from '../../src/models/builtin/locate.js';
 import { MINILM_L6_V2 } from '../../src/models/builtin/spec.js';
-import { processCpuSeconds } from './processes.js';
+import { processCpuSeconds } from '../processes.js';
 
 export interface ModelLimit {
   texts: number;

@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/ingest/run.ts [--pdfs N] [--docx N] [--pages N] [--paragraphs N] [--docx-paragraphs N]
  *                               [--batch N] [--timeout MINUTES] [--max-rss-gb N] [--idle SECONDS] [--embedded]
- *                               [--no-limit] [--keep]
+ *                               [--no-limit] [--keep] [--profile embedded|scale-out] [--summary FILE]
  *
  * Starts its own Temporal dev server, Cairn's API (in this process) and a `cairn worker` process (the
  * built-in embedding model) on free ports over a temporary data directory; generates a deterministic
@@ -18,6 +18,10 @@
  * machine down. `--embedded` measures `cairn start` instead (API and worker in one process, as `make run`
  * runs it). Memory (RSS) of every process is sampled during the run and for `--idle` seconds after it
  * (default 60); then the built-in model alone embeds the run's texts, the ceiling chunks/s is compared with.
+ * `--profile scale-out` runs the installation on PostgreSQL metadata, the Milvus index and S3 files
+ * (bench/profile.ts: a private PostgreSQL cluster, milvus-lite and moto, started for the run), whose
+ * processes are measured beside Cairn's; `--embedded` is about processes (one `cairn start`), `--profile`
+ * about backends, and they combine. `--summary FILE` writes the key figures as JSON (bench/profiles.ts).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -30,7 +34,9 @@ import { generateCorpus, type CorpusFile } from './corpus.js';
 import { startBenchWorker } from './worker.js';
 import { startEmbeddedCairn } from './embedded.js';
 import { measureModelLimit } from './model-limit.js';
-import { findDevServer, mb, MemoryWatch, type Component } from './processes.js';
+import { findDevServer, mb, MemoryWatch, type Component } from '../processes.js';
+import { profileArgument, startProfileServices } from '../profile.js';
+import { BenchSummary } from '../summary.js';
 import { fetchParseHistories, peakOverlap, percentile, unionMs, wallShares, type WorkflowRun } from './histories.js';
 
 // Defaults sized so a full run (generation + ingest) stays within ~10 minutes on a 2-core machine;
@@ -58,6 +64,7 @@ const opts = {
   embedded: process.argv.includes('--embedded'),
   limit: !process.argv.includes('--no-limit'),
   keep: process.argv.includes('--keep'),
+  profile: profileArgument(),
 };
 if (opts.pdfs + opts.docx === 0) throw new Error('nothing to ingest: --pdfs and --docx are both 0');
 
@@ -168,7 +175,17 @@ const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const rate = (n: number, ms: number) => (n / (ms / 1000)).toFixed(n / (ms / 1000) < 10 ? 2 : 1);
 const pad = (s: string, n: number) => s.padStart(n);
 
-function stageReport(runs: WorkflowRun[], docs: number): void {
+interface StageFigures {
+  stage: string;
+  /** Percent of the wall time any stage ran (see the legend printed below the table). */
+  sharePct: number;
+  meanRunMs: number;
+  queueWaitPerDocMs: number;
+}
+
+/** Prints the stage table; returns each stage's wall share, mean run time and queue wait per document. */
+function stageReport(runs: WorkflowRun[], docs: number): StageFigures[] {
+  const figures: StageFigures[] = [];
   const activities = runs.flatMap((r) => r.activities).filter((a) => a.status !== 'open' && STAGES.some(([, t]) => t === a.type));
   const totalRun = activities.reduce((s, a) => s + (a.closed - a.started), 0);
   const shares = wallShares(activities.map((a) => ({ label: a.type, start: a.started, end: a.closed })));
@@ -197,6 +214,7 @@ function stageReport(runs: WorkflowRun[], docs: number): void {
       String(of.filter((a) => a.attempt > 1).length),
     ];
     console.log(`  ${stage.padEnd(8)} ${cells.map((c, i) => pad(c, widths[i]!)).join(' ')}`);
+    figures.push({ stage, sharePct: (100 * share) / wall, meanRunMs: total / Math.max(1, of.length), queueWaitPerDocMs: wait / docs });
   }
   const waitAll = activities.reduce((s, a) => s + (a.started - a.scheduled), 0);
   const blank = (i: number) => pad('', widths[i]!);
@@ -209,6 +227,20 @@ function stageReport(runs: WorkflowRun[], docs: number): void {
       '  peak ||: most activities of the stage running at once; queue wait: sum of Scheduled->Started (waiting in the task\n' +
       '    queue for a free worker slot); retried: activities whose last attempt was not the first',
   );
+  retryReasons(activities);
+  return figures;
+}
+
+/** The reasons retried activities failed before their last attempt, most frequent first. */
+function retryReasons(activities: WorkflowRun['activities']): void {
+  const counts = new Map<string, number>();
+  for (const a of activities.filter((x) => x.attempt > 1)) {
+    const key = `${a.type}: ${(a.lastFailure ?? 'no failure recorded').slice(0, 200)}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  if (counts.size === 0) return;
+  console.log('  why retried activities failed before their last attempt (Temporal lastFailure):');
+  for (const [reason, n] of [...counts].sort((x, y) => y[1] - x[1]).slice(0, 5)) console.log(`    ${n} x ${reason}`);
 }
 
 // ------------------------------------------------------------------------------------------ main
@@ -226,18 +258,28 @@ async function main(): Promise<void> {
   console.log(`corpus: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB, generated in ${sec(performance.now() - t)} (not part of the numbers below)`);
 
   const dataDir = mkdtempSync(join(os.tmpdir(), 'cairn-bench-ingest-'));
-  const base = loadConfig({ ...process.env, CAIRN_DATA_DIR: dataDir });
-  const config: Config = {
-    ...base,
-    port: 0,
-    temporalAddress: undefined, // always our own dev server
-    temporalPort: 0,
-    temporalUiPort: 0,
-    taskQueue: `cairn-bench-ingest-${process.pid}`,
-    embeddedWorker: false, // a `cairn worker` process, see worker.ts
-  };
+  t = performance.now();
+  const services = await startProfileServices(opts.profile);
+  console.log(`profile ${services.description}${opts.profile === 'embedded' ? '' : `; started in ${sec(performance.now() - t)}`}`);
+  const stops: (() => Promise<void>)[] = [() => services.stop()];
+  let config: Config;
+  try {
+    const base = loadConfig({ ...process.env, ...services.env, CAIRN_DATA_DIR: dataDir });
+    config = {
+      ...base,
+      port: 0,
+      temporalAddress: undefined, // always our own dev server
+      temporalPort: 0,
+      temporalUiPort: 0,
+      taskQueue: `cairn-bench-ingest-${process.pid}`,
+      embeddedWorker: false, // a `cairn worker` process, see worker.ts
+    };
+  } catch (err) {
+    await services.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const stops: (() => Promise<void>)[] = [];
   let monitor: NodeJS.Timeout | undefined;
   let memory: MemoryWatch | undefined;
   let stopping: Promise<void> | undefined;
@@ -261,7 +303,7 @@ async function main(): Promise<void> {
     // What runs the pipeline: the process watched for runaway memory, and the processes measured.
     let installation: { url: string; adminKey: string; temporalAddress: string; guarded: { pid: number; exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined; logTail(): string; kill(): void }; components: Component[] };
     if (opts.embedded) {
-      const cairn = await startEmbeddedCairn(config.rootDir, dataDir, config.taskQueue);
+      const cairn = await startEmbeddedCairn(config.rootDir, dataDir, config.taskQueue, services.env);
       stops.push(() => cairn.stop());
       const devServer = findDevServer(cairn.child.pid!);
       installation = {
@@ -273,13 +315,14 @@ async function main(): Promise<void> {
           { name: 'Cairn process', root: cairn.child.pid!, rootOnly: true },
           ...cairnChildren(cairn.child.pid!),
           ...(devServer ? [{ name: 'Temporal dev server', root: devServer, rootOnly: true }] : []),
+          ...services.components(),
         ],
       };
       console.log(`started \`cairn start\` (pid ${cairn.child.pid}, ${cairn.url}, Temporal ${cairn.temporalAddress}) in ${sec(performance.now() - t)}; data in ${dataDir}`);
     } else {
       const cairn: Cairn = await startCairn(config, { log });
       stops.push(() => cairn.stop());
-      const worker = await startBenchWorker(config, cairn.temporalAddress);
+      const worker = await startBenchWorker(config, cairn.temporalAddress, services.env);
       stops.push(() => worker.stop());
       const devServer = findDevServer(process.pid);
       installation = {
@@ -292,6 +335,7 @@ async function main(): Promise<void> {
           { name: 'worker process', root: worker.child.pid!, rootOnly: true },
           ...cairnChildren(worker.child.pid!),
           ...(devServer ? [{ name: 'Temporal dev server', root: devServer, rootOnly: true }] : []),
+          ...services.components(),
         ],
       };
       console.log(
@@ -423,7 +467,7 @@ async function main(): Promise<void> {
     );
 
     console.log(`\n== stages, from ${runs.length} parseDocument workflow histories (server timestamps) ==`);
-    stageReport(runs, ok.length);
+    const stages = stageReport(runs, ok.length);
     const closed = runs.filter((r) => r.status !== 'open');
     const firstStart = Math.min(...closed.map((r) => r.start));
     const lastEnd = Math.max(...closed.map((r) => r.end));
@@ -446,6 +490,23 @@ async function main(): Promise<void> {
     );
     console.log(`cleanup activity (removeWorkFiles, Scheduled->Completed, i.e. incl. its queue wait): mean ${sec(mean(cleanup))} per workflow`);
     console.log(`orchestration (workflow time between activities: workflow tasks, scheduling): mean ${sec(mean(overhead))} per workflow`);
+
+    const summary = new BenchSummary();
+    summary.add('documents DONE', `${ok.length} of ${ids.length}`);
+    summary.add('chunks, pages', `${chunks}, ${pages}`);
+    summary.add('upload', `${sec(uploadMs)} (${rate(files.length, uploadMs)} files/s)`);
+    summary.add('parse request (starts every workflow)', sec(parseRequestMs));
+    summary.add('parse request -> last DONE', sec(parseMs));
+    summary.add('throughput', `${rate(ok.length, parseMs)} docs/s, ${rate(chunks, parseMs)} chunks/s`);
+    summary.add('per document (process_duration) p50 / p95', `${sec(percentile(durations, 50))} / ${sec(percentile(durations, 95))}`);
+    summary.add(`stage wall share ${stages.map((f) => f.stage).join(' / ')}`, stages.map((f) => `${f.sharePct.toFixed(0)}%`).join(' / '));
+    summary.add(`stage mean run ${stages.map((f) => f.stage).join(' / ')}`, stages.map((f) => sec(f.meanRunMs)).join(' / '));
+    summary.add('queue wait per document, all stages', sec(stages.reduce((n, f) => n + f.queueWaitPerDocMs, 0)));
+    summary.add('machine CPU busy while parsing', `${(cpu.machine * 100).toFixed(0)}% of ${os.availableParallelism()} cores`);
+    components.forEach((c, i) => summary.add(`CPU while parsing: ${c.name}`, `${(cpu.components[i]! / cpu.wall).toFixed(2)} cores (${cpu.components[i]!.toFixed(1)} CPU-s)`));
+    summary.add('peak RSS, whole installation', mb(peaks.total));
+    summary.add('API latency while parsing p50 / p95', `${percentile(pollLatencies, 50).toFixed(0)} / ${percentile(pollLatencies, 95).toFixed(0)} ms`);
+    summary.write();
 
     // Memory coming back: the installation left alone after its last document.
     if (opts.idleSec > 0) {

@@ -24,11 +24,12 @@ export interface BenchWorker {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function startBenchWorker(config: Config, temporalAddress: string): Promise<BenchWorker> {
+/** Starts `cairn worker` on the config's data dir and task queue; `env` adds the profile's backends (bench/profile.ts). */
+export async function startBenchWorker(config: Config, temporalAddress: string, env: Record<string, string> = {}): Promise<BenchWorker> {
   const logFile = path.join(config.dataDir, 'worker.log');
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [path.join(config.rootDir, 'bin', 'cairn.js'), 'worker'], {
-    env: { ...process.env, CAIRN_DATA_DIR: config.dataDir, TEMPORAL_ADDRESS: temporalAddress, CAIRN_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...env, CAIRN_DATA_DIR: config.dataDir, TEMPORAL_ADDRESS: temporalAddress, CAIRN_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' },
     stdio: ['ignore', out, out],
   });
   fs.closeSync(out);

@@ -110,7 +110,7 @@ async function main(): Promise<void> {
     const random = prng(42);
     const source = textSource(random);
     const buildStart = performance.now();
-    await indexSyntheticChunks(cairn.dataDir, dataset, chunkCount, source, random);
+    await indexSyntheticChunks(cairn, dataset, chunkCount, source, random);
     const questions = source.questions;
     const question = (i: number) => questions[(i * 37) % questions.length]!;
     console.log(`overload benchmark: node ${process.version}, ${availableParallelism()} CPUs (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);

@@ -16,14 +16,13 @@ import type { ChunkFilter, IndexedChunk } from '../../src/index/types.js';
 import { retrieve } from '../../src/retrieval/retrieve.js';
 import { loadBeir, SCIFACT_DIR } from './beir.js';
 import { builtinEmbedder, embedAll } from './embedder.js';
-import { openQualityIndex, type QualityProfile } from './index-profile.js';
+import { openBenchIndex, parseProfile } from '../profile.js';
 import { mean, ndcgAt, recallAt } from './metrics.js';
 
 const { values: flags } = parseArgs({
   options: { beir: { type: 'string', default: SCIFACT_DIR }, profile: { type: 'string', default: 'embedded' } },
 });
-const profile = flags.profile as QualityProfile;
-if (profile !== 'embedded' && profile !== 'scale-out') throw new Error(`--profile must be embedded or scale-out, not ${profile}`);
+const profile = parseProfile(flags.profile);
 
 const DATASET = 'beir';
 const FILTER: ChunkFilter = { datasetIds: [DATASET], availableOnly: true };
@@ -39,7 +38,7 @@ const docVectors = embedder
 const queryVectors = embedder ? await embedAll(embedder, data.queries.map((q) => q.text), 'queries') : undefined;
 await embedder?.close();
 
-const { index, close } = await openQualityIndex(profile);
+const { index, loaded, close } = await openBenchIndex(profile);
 const chunks: IndexedChunk[] = data.corpus.map((d, i) => ({
   id: d.id,
   tenant_id: 'bench',
@@ -59,6 +58,7 @@ const chunks: IndexedChunk[] = data.corpus.map((d, i) => ({
 }));
 const loadStart = performance.now();
 for (let i = 0; i < chunks.length; i += 1000) await index.upsert(chunks.slice(i, i + 1000));
+await loaded([DATASET]);
 console.log(`  indexed in ${((performance.now() - loadStart) / 1000).toFixed(1)} s`);
 
 async function evaluate(name: string, rank: (query: string, i: number) => Promise<string[]>): Promise<number> {

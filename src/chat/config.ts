@@ -24,6 +24,8 @@ export interface PromptConfig {
   /** Insert citation markers ([ID:n]) into answers. */
   quote: boolean;
   parameters: PromptParameter[];
+  /** RAGFlow's "use knowledge graph": retrieval adds the datasets' knowledge-graph chunk on top. */
+  use_kg?: boolean;
 }
 
 export const DEFAULT_LLM_SETTING: LlmSetting = {

@@ -19,7 +19,7 @@ export async function writeWorkflowBundle(rootDir: string): Promise<string> {
 }
 
 /** Folders whose files go into the bundle: the workflows and the pure modules they import. */
-export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events'];
+export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events', 'src/enrichment'];
 
 function sourceFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];

@@ -4,6 +4,8 @@ export const WORKFLOWS = {
   parseDocument: 'parseDocument',
   agentRun: 'agentRun',
   memoryExtraction: 'memoryExtraction',
+  raptorIndex: 'raptorIndex',
+  graphIndex: 'graphIndex',
 } as const;
 
 export type WorkflowName = (typeof WORKFLOWS)[keyof typeof WORKFLOWS];
@@ -18,7 +20,8 @@ export type WorkerRole = (typeof WORKER_ROLES)[number];
 
 /** The workflows each role runs; every workflow belongs to exactly one role. */
 export const ROLE_WORKFLOWS: Record<WorkerRole, readonly WorkflowName[]> = {
-  parse: [WORKFLOWS.parseDocument, WORKFLOWS.deleteDatasets],
+  // Dataset indexes (RAPTOR, the knowledge graph) are dataset processing too: mostly waiting on models.
+  parse: [WORKFLOWS.parseDocument, WORKFLOWS.deleteDatasets, WORKFLOWS.raptorIndex, WORKFLOWS.graphIndex],
   agents: [WORKFLOWS.agentRun],
   memory: [WORKFLOWS.memoryExtraction],
 };
@@ -70,4 +73,6 @@ export const workflowIds = {
   agentRun: (agentId: string, sessionId: string) => `agent-${agentId}-session-${sessionId}`,
   /** One id per raw memory message (message ids are never reused). */
   memoryExtraction: (memoryId: string, messageId: number) => `memory-${memoryId}-message-${messageId}`,
+  /** One job of each type per dataset at a time. */
+  datasetIndex: (type: string, datasetId: string) => `dataset-${type}-${datasetId}`,
 };

@@ -4,9 +4,13 @@ import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type Workflo
 import type { AgentRunInput } from '../agents/run-types.js';
 import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl } from '../services/documents.js';
+import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
+import type { DatasetIndexType } from '../store/enrichment.js';
+
+const DATASET_INDEX_WORKFLOWS: Record<DatasetIndexType, WorkflowName> = { raptor: WORKFLOWS.raptorIndex, graph: WORKFLOWS.graphIndex };
 
 /** Starts and controls Cairn's workflows, each on the task queue of the worker role that runs it. */
-export class WorkflowClient implements DatasetCleanup, ParseControl {
+export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetIndexControl {
   private constructor(
     readonly client: Client,
     private readonly connection: Connection,
@@ -33,6 +37,29 @@ export class WorkflowClient implements DatasetCleanup, ParseControl {
       await this.client.workflow.getHandle(workflowIds.parseDocument(documentId, runSeq)).cancel();
     } catch (err) {
       if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+    }
+  }
+
+  /** Starts a dataset's RAPTOR or graph job; false when one of the type is still running for the dataset. */
+  async startDatasetIndex(type: DatasetIndexType, input: DatasetIndexInput): Promise<boolean> {
+    return this.startOnce(DATASET_INDEX_WORKFLOWS[type], workflowIds.datasetIndex(type, input.datasetId), [input]);
+  }
+
+  /** Requests cancellation of a dataset's running job; the workflow records the task as cancelled. */
+  async cancelDatasetIndex(type: DatasetIndexType, datasetId: string): Promise<void> {
+    try {
+      await this.client.workflow.getHandle(workflowIds.datasetIndex(type, datasetId)).cancel();
+    } catch (err) {
+      if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+    }
+  }
+
+  /** Waits until the dataset's job of the type has closed (after a cancel); returns at once when none runs. */
+  async waitDatasetIndex(type: DatasetIndexType, datasetId: string): Promise<void> {
+    try {
+      await this.client.workflow.getHandle(workflowIds.datasetIndex(type, datasetId)).result();
+    } catch {
+      // Cancelled, failed or not found: closed either way.
     }
   }
 

@@ -4,29 +4,13 @@ import { messageSize, planEviction, type FifoCandidate } from '../memories/size.
 import type { MemoryType } from '../memories/types.js';
 import { ensureMemorySchema } from './memory-sqlite-schema.js';
 import { fromFloat32Blob, toFloat32Blob } from './vector-codec.js';
+import { toMessage, type MessageRow } from './memory-rows.js';
 import type {
   AddOptions, AddResult, MemoryCandidate, MemoryIndex, MemoryListQuery, MemoryMessage, MemoryRecentQuery,
   MemorySearchFilter, MemoryUsage, NewMemoryMessage,
 } from './memory-types.js';
 
-interface Row {
-  message_id: number;
-  memory_id: string;
-  tenant_id: string;
-  message_type: string;
-  source_id: number;
-  user_id: string;
-  agent_id: string;
-  session_id: string;
-  content: string;
-  valid_at: number;
-  invalid_at: number | null;
-  forget_at: number | null;
-  status: number;
-  size: number;
-  create_time: number;
-  vector: Buffer | null;
-}
+type Row = MessageRow;
 
 type HitRow = [message_id: number, score: number];
 
@@ -46,26 +30,6 @@ function filterParams(f: MemorySearchFilter) {
   return { memories: json(f.memoryIds), agent: f.agentId ?? null, session: f.sessionId ?? null, user: f.userId ?? null };
 }
 
-function toMessage(r: Row): MemoryMessage {
-  return {
-    message_id: r.message_id,
-    memory_id: r.memory_id,
-    tenant_id: r.tenant_id,
-    message_type: r.message_type as MemoryType,
-    source_id: r.source_id,
-    user_id: r.user_id,
-    agent_id: r.agent_id,
-    session_id: r.session_id,
-    content: r.content,
-    vector: r.vector ? fromFloat32Blob(r.vector) : [],
-    valid_at: r.valid_at,
-    invalid_at: r.invalid_at,
-    forget_at: r.forget_at,
-    status: r.status === 1,
-    size: r.size,
-    create_time: r.create_time,
-  };
-}
 
 function toCandidate([message_id, score]: HitRow): MemoryCandidate {
   return { message_id, score };

@@ -1,6 +1,10 @@
 import type { Database } from 'better-sqlite3';
+import { threadId } from 'node:worker_threads';
 import { queryTerms } from '../retrieval/tokenizer.js';
-import { buildMatchExpression, MATCH_ROW_BUDGET } from './fts-query.js';
+import { buildMatchExpression, FTS_COLUMNS, MATCH_ROW_BUDGET } from './fts-query.js';
+import { DatasetPostings, type PostingSourceRow, type WeightedStem } from './memory-postings/dataset-postings.js';
+import { decodeTotals, idfOf, type TableTotals } from './memory-postings/fts5-bm25.js';
+import { PostingsCache } from './memory-postings/postings-cache.js';
 import { SignBitCache } from './sign-bit-cache.js';
 import { ensureChunkSchema } from './sqlite-schema.js';
 import { prepareStatements, toCandidate, toChunk, type ChunkRow, type HitRow, type Statements } from './sqlite-statements.js';
@@ -25,6 +29,17 @@ export interface SqliteChunkIndexOptions {
   signBitsCacheBytes?: number;
   /** Words whose chunk frequencies are kept between writes; the cache starts over past this (default 50,000). */
   termFrequencyCacheEntries?: number;
+  /**
+   * Bound of the in-memory full-text copies (memory-postings/), in bytes (default 128 MiB; 0 = full text
+   * always from FTS5). A dataset whose copy would not fit is searched with FTS5.
+   */
+  postingsCacheBytes?: number;
+  /** A dataset's copy is (re)built once it has gone unwritten this long (default 1 s; 0 = at the first search after a write). */
+  postingsQuietMs?: number;
+  /** Shared by a process's connections: one of them builds a copy at a time (postings-cache.ts). */
+  postingsBuildLock?: Int32Array;
+  /** When a due copy is built (default: after the search that found it due; tests build at once). */
+  postingsSchedule?: (build: () => void) => void;
 }
 
 interface Target {
@@ -40,6 +55,14 @@ const MIN_SCOPE_SHARE = 0.25;
 const SCOPE_OVERFETCH = 1.25;
 const MAX_CACHED_SCOPES = 1_000;
 const MIN_FEATURE_SLICE = 64;
+const DEFAULT_POSTINGS_BYTES = 128 * 2 ** 20;
+/**
+ * Characters beyond the Latin blocks. The tokenizer removes the diacritics of every script where FTS5's
+ * unicode61 removes only Latin ones (Greek "ά" stays "ά" in FTS5): a question with such a word is
+ * searched with FTS5, so that it matches what FTS5 matches.
+ */
+const BEYOND_LATIN = /[^\u0000-\u024f]/;
+const DEFAULT_POSTINGS_QUIET_MS = 1000;
 
 /** A search's rows, best first, with their scores. */
 type RankedRow = [row: number, score: number];
@@ -79,6 +102,7 @@ export class SqliteChunkIndex implements ChunkIndex {
   private frequencies = { writes: -1, byStem: new Map<string, number>() };
   private scopeCounts = { writes: -1, byDatasets: new Map<string, number>() };
   private readonly maxCachedFrequencies: number;
+  private readonly postings: PostingsCache;
 
   constructor(private readonly db: Database, options: SqliteChunkIndexOptions = {}) {
     try {
@@ -105,6 +129,22 @@ export class SqliteChunkIndex implements ChunkIndex {
         };
       }),
     }, options.signBitsCacheBytes);
+    this.postings = new PostingsCache({
+      generations: (datasetIds) => new Map(this.sql.generations.all(ids(datasetIds)) as [string, number][]),
+      chunkCount: (datasetId) => this.sql.chunksInDatasets.get(ids([datasetId])) as number,
+      build: (datasetId) => this.db.transaction(() => ({
+        generation: (this.sql.generationOf.get(datasetId) as number | undefined) ?? 0,
+        postings: DatasetPostings.build(datasetId, this.sql.postingRowsOf.iterate(datasetId) as Iterable<PostingSourceRow>),
+      }))(),
+    }, {
+      maxBytes: options.postingsCacheBytes ?? DEFAULT_POSTINGS_BYTES,
+      quietMs: options.postingsQuietMs ?? DEFAULT_POSTINGS_QUIET_MS,
+      buildLock: options.postingsBuildLock,
+      threadId,
+      schedule: options.postingsSchedule,
+      // A failed build (e.g. the file went away) leaves FTS5 serving; the next search schedules it again.
+      onBuildError: () => undefined,
+    });
   }
 
   /** Tells every process's caches that the datasets changed; called inside write transactions. */
@@ -147,6 +187,7 @@ export class SqliteChunkIndex implements ChunkIndex {
       terms: NO_TERMS,
       page_number: first ? first[0] : 0,
       top: first ? first[3] : 0,
+      raptor_layer: c.raptor_layer ?? 0,
     }) as { rowid: number };
     this.sql.insertFts.run(rowid, c.document_name, c.content, c.important_keywords.join('\n'), c.questions.join('\n'));
     const dim = c.vector.length;
@@ -245,6 +286,8 @@ export class SqliteChunkIndex implements ChunkIndex {
   fullTextHits(query: string, filter: ChunkFilter, limit: number): HitRow[] {
     if (filter.datasetIds.length === 0 || limit <= 0) return [];
     const terms = queryTerms(query);
+    const inMemory = this.fullTextInMemory(terms.map((t) => t.stem), filter, limit);
+    if (inMemory) return inMemory;
     const stats = this.termStatsNow(terms.map((t) => t.stem));
     const match = buildMatchExpression(
       terms.map((t) => ({ word: t.word, chunkFrequency: stats.chunkFrequency.get(t.stem) ?? 0 })),
@@ -261,6 +304,37 @@ export class SqliteChunkIndex implements ChunkIndex {
       if (hits.length >= limit || ranked.length < fetch) return hits;
     }
     return this.sql.fullText.all({ ...filterParams(filter), match, limit }) as HitRow[];
+  }
+
+  /**
+   * fullTextHits from the datasets' in-memory copies (memory-postings/): bm25 over every word of the
+   * question, as FTS5 computes it for an OR of the words, without SQL per matched row. Undefined when a
+   * dataset has no current copy (being written, or too big), and full text then comes from FTS5.
+   */
+  private fullTextInMemory(stems: string[], filter: ChunkFilter, limit: number): HitRow[] | undefined {
+    if (stems.some((stem) => BEYOND_LATIN.test(stem))) return undefined;
+    const totals = decodeTotals(this.sql.ftsTotals.get() as Buffer | undefined, FTS_COLUMNS.length);
+    if (!totals) return undefined;
+    const copies = this.postings.current(filter.datasetIds, totals.averageLength);
+    if (!copies) return undefined;
+    // bm25's idf counts the rows of the whole table: from the copies when they hold every row, else from FTS5.
+    const wholeTable = copies.reduce((rows, copy) => rows + copy.rowCount, 0) === totals.rowCount;
+    const stats = wholeTable
+      ? this.termStatsNow(stems, (missing) => new Map(missing.map((s) => [s, copies.reduce((n, copy) => n + copy.rowsWith(s), 0)])))
+      : this.termStatsNow(stems);
+    const words = this.weightedStems(stems, stats, totals);
+    const postingFilter = { availableOnly: filter.availableOnly, documentIds: filter.documentIds ? new Set(filter.documentIds) : undefined };
+    const hits = copies.flatMap((copy) => copy.search(words, totals, postingFilter, limit));
+    if (copies.length > 1) hits.sort((a, b) => b[1] - a[1]);
+    return hits.slice(0, limit);
+  }
+
+  /** The question's stems found in the index with their idf, computed by SQLite's ln() as FTS5 computes it. */
+  private weightedStems(stems: string[], stats: TermStats, totals: TableTotals): WeightedStem[] {
+    const found = stems.filter((s) => (stats.chunkFrequency.get(s) ?? 0) > 0);
+    if (found.length === 0) return [];
+    const logs = this.sql.logRatios.all({ rows: totals.rowCount, hits: ids(found.map((s) => stats.chunkFrequency.get(s)!)) }) as number[];
+    return found.map((stem, i) => ({ stem, idf: idfOf(logs[i]!) }));
   }
 
   /**
@@ -333,9 +407,10 @@ export class SqliteChunkIndex implements ChunkIndex {
 
   /**
    * fts5vocab counts a term's chunks by walking its whole posting list (~1 ms for a word in a third of
-   * 100k chunks), so counts are cached until the next write to the index, by any process.
+   * 100k chunks), so counts are cached until the next write to the index, by any process. `count` finds
+   * the missing ones (default: fts5vocab; the in-memory copies when they hold the whole table).
    */
-  private termStatsNow(stems: string[]): TermStats {
+  private termStatsNow(stems: string[], count = (missing: string[]) => new Map(this.sql.termFrequencies.all(ids(missing)) as [string, number][])): TermStats {
     const [chunkCount, writes] = this.sql.counters.get() as [number, number];
     const unique = [...new Set(stems)];
     const known = this.frequencies.writes === writes ? this.frequencies.byStem : undefined;
@@ -346,7 +421,7 @@ export class SqliteChunkIndex implements ChunkIndex {
     const { byStem } = this.frequencies;
     const missing = unique.filter((s) => !byStem.has(s));
     if (missing.length > 0) {
-      const found = new Map(this.sql.termFrequencies.all(ids(missing)) as [string, number][]);
+      const found = count(missing);
       for (const stem of missing) byStem.set(stem, found.get(stem) ?? 0);
     }
     return { chunkCount, chunkFrequency: new Map(stems.flatMap((s) => (byStem.get(s) ? [[s, byStem.get(s)!]] : []))) };
@@ -364,9 +439,11 @@ export class SqliteChunkIndex implements ChunkIndex {
 
   async cacheSizes(): Promise<CacheSize[]> {
     const signBits = this.signBits.size();
+    const postings = this.postings.size();
     return [
       { name: 'sign_bits', entries: signBits.vectors, bytes: signBits.bytes },
       { name: 'term_frequencies', entries: this.frequencies.byStem.size },
+      { name: 'postings', entries: postings.chunks, bytes: postings.bytes },
     ];
   }
 }

@@ -43,6 +43,8 @@ export class SqliteReadPool {
   private readonly queue: Job[] = [];
   private nextId = 1;
   private closed = false;
+  /** One thread at a time builds an in-memory full-text copy (postings-cache.ts): holder's thread id + 1, or 0. */
+  private readonly postingsBuildLock = new Int32Array(new SharedArrayBuffer(4));
 
   constructor(
     private readonly file: string,
@@ -96,8 +98,9 @@ export class SqliteReadPool {
   }
 
   private spawn(): Slot {
-    const data: ReaderData = { file: this.file, options: this.options };
+    const data: ReaderData = { file: this.file, options: { ...this.options, postingsBuildLock: this.postingsBuildLock } };
     const slot: Slot = { worker: startModuleWorker(new URL('./sqlite-read-worker.ts', import.meta.url), { workerData: data }) };
+    const threadId = slot.worker.threadId;
     slot.worker.unref();
     slot.worker.on('message', (reply: ReadReply) => {
       const job = slot.job;
@@ -112,6 +115,8 @@ export class SqliteReadPool {
       this.dispatch();
     });
     const lost = (why: string) => {
+      // A thread that died while building leaves the lock to the others.
+      Atomics.compareExchange(this.postingsBuildLock, 0, threadId + 1, 0);
       const i = this.slots.indexOf(slot);
       if (i < 0) return;
       this.slots.splice(i, 1);

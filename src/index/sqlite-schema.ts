@@ -38,7 +38,8 @@ export function ensureChunkSchema(db: Database): void {
       parent_content TEXT,
       terms BLOB NOT NULL,
       page_number INTEGER NOT NULL,
-      top REAL NOT NULL
+      top REAL NOT NULL,
+      raptor_layer INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS chunk_rows_document ON chunk_rows (document_id, page_number, top, create_timestamp);
     CREATE INDEX IF NOT EXISTS chunk_rows_dataset ON chunk_rows (dataset_id);
@@ -65,4 +66,17 @@ export function ensureChunkSchema(db: Database): void {
     INSERT OR IGNORE INTO chunk_stats (name, value) VALUES ('chunk_count', (SELECT count(*) FROM chunk_rows));
     INSERT OR IGNORE INTO chunk_stats (name, value) VALUES ('writes', 0);
   `);
+  addMissingColumns(db);
+}
+
+/** Columns added after chunk_rows was first shipped, added to an index file made before them. */
+function addMissingColumns(db: Database): void {
+  const columns = new Set((db.prepare('PRAGMA table_info(chunk_rows)').all() as { name: string }[]).map((c) => c.name));
+  if (columns.has('raptor_layer')) return;
+  try {
+    db.exec('ALTER TABLE chunk_rows ADD COLUMN raptor_layer INTEGER NOT NULL DEFAULT 0');
+  } catch (err) {
+    // Another process opening the same file added it between the check and here.
+    if (!/duplicate column/i.test((err as Error).message)) throw err;
+  }
 }

@@ -21,6 +21,7 @@ export interface ChunkRow {
   create_time: string;
   create_timestamp: number;
   parent_content: string | null;
+  raptor_layer: number;
   vector: Buffer | null;
 }
 
@@ -31,7 +32,7 @@ const filterSql = (alias: string) => `
 
 const ROW_COLUMNS = `r.rowid, r.id, r.tenant_id, r.dataset_id, r.document_id, r.document_name, r.content,
   r.important_keywords, r.questions, r.tag_kwd, r.image_id, r.positions, r.available, r.create_time,
-  r.create_timestamp, r.parent_content, v.vector`;
+  r.create_timestamp, r.parent_content, r.raptor_layer, v.vector`;
 
 /** Columns of a search hit after its id and score, in the order of HitRow. */
 const HIT_FEATURES = 'r.dataset_id, r.document_id, r.document_name';
@@ -60,6 +61,7 @@ export function toChunk(row: ChunkRow): IndexedChunk {
     vector: row.vector ? fromFloat32Blob(row.vector) : [],
   };
   if (row.parent_content !== null) chunk.parent_content = row.parent_content;
+  if (row.raptor_layer > 0) chunk.raptor_layer = row.raptor_layer;
   return chunk;
 }
 
@@ -69,17 +71,17 @@ export function prepareStatements(db: Database) {
     upsertRow: p(`
       INSERT INTO chunk_rows (id, tenant_id, dataset_id, document_id, document_name, content, important_keywords,
         questions, tag_kwd, image_id, positions, available, create_time, create_timestamp, parent_content, terms,
-        page_number, top)
+        page_number, top, raptor_layer)
       VALUES (:id, :tenant_id, :dataset_id, :document_id, :document_name, :content, :important_keywords,
         :questions, :tag_kwd, :image_id, :positions, :available, :create_time, :create_timestamp, :parent_content,
-        :terms, :page_number, :top)
+        :terms, :page_number, :top, :raptor_layer)
       ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, dataset_id = excluded.dataset_id,
         document_id = excluded.document_id, document_name = excluded.document_name, content = excluded.content,
         important_keywords = excluded.important_keywords, questions = excluded.questions, tag_kwd = excluded.tag_kwd,
         image_id = excluded.image_id, positions = excluded.positions, available = excluded.available,
         create_time = excluded.create_time, create_timestamp = excluded.create_timestamp,
         parent_content = excluded.parent_content, terms = excluded.terms, page_number = excluded.page_number,
-        top = excluded.top
+        top = excluded.top, raptor_layer = excluded.raptor_layer
       RETURNING rowid`),
     insertFts: p(`INSERT INTO chunk_fts (rowid, title, content, important_keywords, questions, scope)
       VALUES (?, ?, ?, ?, ?, '${SCOPE_TOKEN}')`),
@@ -144,6 +146,14 @@ export function prepareStatements(db: Database) {
         WHERE length(v.vector) = :bytes)
       WHERE cosine IS NOT NULL`).raw(),
     termFrequencies: p(`SELECT term, doc FROM chunk_fts_terms WHERE term IN (SELECT value FROM json_each(?))`).raw(),
+    // For the in-memory full-text copies (memory-postings/): FTS5's totals record (row count and tokens per
+    // column), a dataset's rows in rowid order, and bm25's idf computed by SQLite's own ln() so that the
+    // scores are bit for bit FTS5's.
+    ftsTotals: p(`SELECT block FROM chunk_fts_data WHERE id = 1`).pluck(),
+    postingRowsOf: p(`SELECT rowid, id, document_id, document_name, available, content, important_keywords, questions
+      FROM chunk_rows WHERE dataset_id = ? ORDER BY rowid`),
+    generationOf: p(`SELECT generation FROM chunk_generations WHERE dataset_id = ?`).pluck(),
+    logRatios: p(`SELECT ln((:rows - value + 0.5) / (value + 0.5)) FROM json_each(:hits)`).pluck(),
     counters: p(`SELECT (SELECT value FROM chunk_stats WHERE name = 'chunk_count'),
       (SELECT value FROM chunk_stats WHERE name = 'writes')`).raw(),
     addChunkCount: p(`UPDATE chunk_stats SET value = value + ? WHERE name = 'chunk_count'`),

@@ -20,6 +20,8 @@ export interface IndexedChunk {
   create_timestamp: number;
   /** parent_child: the parent text, returned instead of the content when set. */
   parent_content?: string;
+  /** A RAPTOR summary: the level of the summary tree it belongs to (1 = summaries of chunks); absent on other chunks. */
+  raptor_layer?: number;
   /** L2-normalised embedding. */
   vector: number[];
 }

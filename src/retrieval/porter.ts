@@ -157,16 +157,21 @@ function step1bCleanup(w: string): string {
   return w;
 }
 
-function utf8Length(s: string): number {
-  // Fast path: the tokens are almost always ASCII.
+/**
+ * Stems one lowercase token exactly as FTS5's porter tokenizer does. FTS5 stems the token's UTF-8 bytes,
+ * where every byte of a non-ASCII character counts as a consonant ("straße" → "straß"): such a token is
+ * stemmed as its bytes, one Latin-1 character per byte, and turned back into UTF-8 (the rules only remove
+ * or add ASCII letters, so no character is cut).
+ */
+export function porterStem(token: string): string {
   // eslint-disable-next-line no-control-regex
-  return /^[\x00-\x7f]*$/.test(s) ? s.length : Buffer.byteLength(s, 'utf8');
+  if (/^[\x00-\x7f]*$/.test(token)) return stemBytes(token);
+  return Buffer.from(stemBytes(Buffer.from(token, 'utf8').toString('latin1')), 'latin1').toString('utf8');
 }
 
-/** Stems one lowercase token exactly as FTS5's porter tokenizer does. */
-export function porterStem(token: string): string {
-  const bytes = utf8Length(token);
-  if (bytes > MAX_TOKEN_BYTES || bytes < 3) return token;
+/** The Porter stem of a token given as one character per byte. */
+function stemBytes(token: string): string {
+  if (token.length > MAX_TOKEN_BYTES || token.length < 3) return token;
   let w = step1a(token);
   const [afterB, removed] = step1b(w);
   w = removed ? step1bCleanup(afterB) : afterB;

@@ -4,6 +4,7 @@
  */
 import type { Candidate, ChunkFilter, IndexedChunk } from '../index/types.js';
 import { highlight } from './highlight.js';
+import { raptorMark } from '../enrichment/raptor/mark.js';
 import { allowedDocumentIds } from './metadata.js';
 import {
   blend, compareRanked, isUsableVector, normalisePagerank, termScale, unitScore, vectorSimilarity,
@@ -170,6 +171,7 @@ function toReference(s: Scored, chunk: IndexedChunk, highlightStems: ReadonlySet
     important_keywords: chunk.important_keywords,
     tag_kwd: chunk.tag_kwd,
     questions: chunk.questions,
+    ...raptorMark(chunk),
   };
   if (highlightStems) reference.highlight = highlight(content, highlightStems);
   return reference;

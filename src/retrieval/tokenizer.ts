@@ -26,6 +26,8 @@ export interface QueryTerm {
 const WORD = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{M}\p{Co}]*/gu;
 const ASCII = /^[\x20-\x7e]*$/;
 const MARKS = /\p{M}+/gu;
+/** Any 7-bit text (line breaks included): lowercasing it leaves word boundaries where they were. */
+const SEVEN_BIT = /^[\x00-\x7f]*$/;
 
 /** Lowercase letters that Unicode case folding (and so FTS5) maps to another letter; toLowerCase keeps them. */
 const FOLDS: Record<string, string> = {
@@ -67,6 +69,28 @@ export function tokenize(text: string): Token[] {
   }
   return out;
 }
+
+const SEVEN_BIT_WORD = /[a-z0-9]+/g;
+
+/**
+ * The normalised words of the text, stopwords included, in order: the words of `tokenize` without their
+ * stems and offsets, for indexing (memory-postings stems each distinct word once). 7-bit text (the usual
+ * case) is lowercased once and split with a plain regex, several times faster than word by word.
+ */
+export function indexedWords(text: string): string[] {
+  if (SEVEN_BIT.test(text)) return text.toLowerCase().match(SEVEN_BIT_WORD) ?? [];
+  const words = text.match(WORD) ?? [];
+  let kept = 0;
+  for (const raw of words) {
+    const word = normalise(raw);
+    if (word) words[kept++] = word;
+  }
+  words.length = kept;
+  return words;
+}
+
+/** The Porter stem of a normalised word (memoised). */
+export { stemOf };
 
 export function isStopword(word: string): boolean {
   return STOPWORDS.has(word);

@@ -53,6 +53,10 @@ export interface ReferenceChunk {
   tag_kwd: string[];
   questions: string[];
   highlight?: string;
+  /** "raptor" on a RAPTOR summary (RAGFlow's field); absent on other chunks. */
+  raptor_kwd?: 'raptor';
+  /** A RAPTOR summary's level in its tree (1 = summaries of chunks). */
+  raptor_layer?: number;
 }
 
 export interface DocAgg {

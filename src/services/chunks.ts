@@ -15,6 +15,7 @@ import { nowMs, toDateTime } from '../time.js';
 import { chunkImageKey } from './blob-keys.js';
 import { chunkVectors } from './chunk-vectors.js';
 import { decodeImage, stackVertically } from './images.js';
+import { raptorMark } from '../enrichment/raptor/mark.js';
 
 /** Spec "Errors": 1001 Invalid Chunk ID (HTTP 404), 1002 Chunk Update Failed (HTTP 400). */
 export const invalidChunkId = (id: string) => new ApiError(404, `Invalid Chunk ID: ${id}`, 1001);
@@ -200,5 +201,6 @@ export function chunkView(c: IndexedChunk) {
     docnm_kwd: c.document_name,
     available: c.available,
     positions: c.positions,
+    ...raptorMark(c),
   };
 }

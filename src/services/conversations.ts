@@ -212,8 +212,11 @@ export class ConversationService {
       vector_similarity_weight: row.vector_similarity_weight,
       top_k: row.top_k,
       ...(row.rerank_id ? { rerank_id: row.rerank_id } : {}),
+      use_kg: plan.chat.promptConfig.use_kg === true,
     });
-    return { total: result.total, chunks: result.chunks.slice(0, row.top_n), doc_aggs: result.doc_aggs };
+    // With use_kg the knowledge-graph chunk comes on top of the top_n chunks, as in RAGFlow.
+    const graphChunk = plan.chat.promptConfig.use_kg === true && result.chunks[0]?.document_id === '' ? 1 : 0;
+    return { total: result.total, chunks: result.chunks.slice(0, row.top_n + graphChunk), doc_aggs: result.doc_aggs };
   }
 
   /** meta_fields of the documents of the retrieved chunks. */

@@ -6,6 +6,7 @@ import type { ModelClients } from './model-clients.js';
 import type { MetadataCondition } from '../retrieval/metadata.js';
 import type { RetrievalResult } from '../retrieval/types.js';
 import { retrieve } from '../retrieval/retrieve.js';
+import { GraphContext } from '../enrichment/graph/context.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { METADATA_OPERATORS, type MetadataFilterCondition } from '../retrieval/metadata.js';
 
@@ -23,6 +24,8 @@ export interface RetrieveInput {
   cross_languages?: string[] | null;
   metadata_condition?: MetadataCondition | null;
   highlight?: boolean;
+  /** Put the knowledge-graph chunk (entities, relations, community report matching the question) on top of page 1. */
+  use_kg?: boolean | null;
 }
 
 /** Dify's external-knowledge request (RAGFlow `/dify/retrieval`), checked. */
@@ -32,6 +35,7 @@ export interface DifyRetrieveInput {
   top_k: number;
   score_threshold: number;
   metadata_condition?: MetadataCondition;
+  use_kg?: boolean;
 }
 
 const malformed = (what: string) => badRequest(`invalid or malformed arguments: ${what}; `);
@@ -55,7 +59,15 @@ export function parseDifyRequest(input: Record<string, unknown> | undefined): Di
   if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) throw malformed('retrieval_setting.top_k');
   const threshold = number(rawThreshold ?? 0);
   if (!(threshold >= 0 && threshold <= 1)) throw malformed('retrieval_setting.score_threshold');
-  return { knowledge_id: req.knowledge_id, query: req.query, top_k: topK, score_threshold: threshold, metadata_condition: difyCondition(jsonish(req.metadata_condition, 'metadata_condition')) };
+  if (req.use_kg !== undefined && req.use_kg !== null && typeof req.use_kg !== 'boolean' && req.use_kg !== 'true' && req.use_kg !== 'false') throw malformed('use_kg');
+  return {
+    knowledge_id: req.knowledge_id,
+    query: req.query,
+    top_k: topK,
+    score_threshold: threshold,
+    metadata_condition: difyCondition(jsonish(req.metadata_condition, 'metadata_condition')),
+    use_kg: req.use_kg === true || req.use_kg === 'true',
+  };
 }
 
 function jsonish(value: unknown, name: string): unknown {
@@ -104,6 +116,9 @@ Instructions:
 
 /** The retrieval operation: access checks and model wiring around the pure hybrid retrieval. */
 export class RetrievalService {
+  /** The knowledge-graph chunk of use_kg (built on first use; it keeps published graphs' entities in memory). */
+  private graph?: GraphContext;
+
   constructor(
     private readonly store: MetaStore,
     private readonly datasets: DatasetService,
@@ -148,6 +163,10 @@ export class RetrievalService {
         documentMetadata: (ids) => this.store.documents.metaFields(ids),
       },
     );
+    if (input.use_kg && (input.page ?? 1) === 1) {
+      const graph = await (this.graph ??= new GraphContext(this.store)).chunk(scope.map((d) => d.id), question);
+      if (graph) result.chunks.unshift(graph);
+    }
     return result;
   }
 
@@ -167,6 +186,7 @@ export class RetrievalService {
       top_k: input.top_k,
       similarity_threshold: input.score_threshold,
       metadata_condition: input.metadata_condition,
+      use_kg: input.use_kg,
     });
     const metas = new Map((await this.store.documents.metaFields([ds.id])).map((d) => [d.document_id, d.meta_fields]));
     return chunks.map((c) => ({

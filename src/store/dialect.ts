@@ -19,6 +19,8 @@ export interface ColumnTypes {
   integer: DataTypeExpression;
   bigint: DataTypeExpression;
   real: DataTypeExpression;
+  /** Bytes (e.g. a float32 vector). */
+  blob: DataTypeExpression;
 }
 
 const SQLITE_TYPES: ColumnTypes = {
@@ -27,6 +29,7 @@ const SQLITE_TYPES: ColumnTypes = {
   integer: 'integer',
   bigint: 'bigint',
   real: 'real',
+  blob: 'blob',
 };
 
 /**
@@ -42,6 +45,7 @@ const POSTGRES_TYPES: ColumnTypes = {
   integer: 'int8',
   bigint: 'int8',
   real: 'double precision',
+  blob: 'bytea',
 };
 
 export function columnTypes(db: Kysely<any>): ColumnTypes {

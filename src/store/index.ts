@@ -11,6 +11,8 @@ import { AgentRepo, AgentSessionRepo } from './agents.js';
 import { McpServerRepo } from './mcp-servers.js';
 import { MemoryRepo } from './memories.js';
 import { SettingsRepo } from './settings.js';
+import { EnrichmentRepo } from './enrichment.js';
+import { GraphRepo } from './graph.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -26,6 +28,8 @@ export class MetaStore {
   readonly mcpServers: McpServerRepo;
   readonly memories: MemoryRepo;
   readonly settings: SettingsRepo;
+  readonly enrichment: EnrichmentRepo;
+  readonly graph: GraphRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -40,6 +44,8 @@ export class MetaStore {
     this.mcpServers = new McpServerRepo(db.kysely);
     this.memories = new MemoryRepo(db.kysely);
     this.settings = new SettingsRepo(db.kysely);
+    this.enrichment = new EnrichmentRepo(db.kysely);
+    this.graph = new GraphRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

@@ -309,6 +309,180 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('documents_run').on('documents').column('run').execute();
     },
   },
+  '0010_enrichment': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // Model answers of enrichment jobs (keywords, questions, RAPTOR summaries, graph extraction) by the
+      // hash of what was asked: a re-parse or a resumed job never pays for the same call twice.
+      await db.schema
+        .createTable('enrichment_cache')
+        .addColumn('key', t.string(64), (c) => c.primaryKey())
+        .addColumn('value', t.text, (c) => c.notNull())
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .execute();
+      // The latest dataset-wide index job of each type (raptor, graph): RAGFlow's task row, with progress.
+      await db.schema
+        .createTable('dataset_tasks')
+        .addColumn('dataset_id', t.string(32), (c) => c.notNull().references('datasets.id').onDelete('cascade'))
+        .addColumn('type', t.string(16), (c) => c.notNull())
+        .addColumn('id', t.string(32), (c) => c.notNull())
+        .addColumn('status', t.string(16), (c) => c.notNull())
+        .addColumn('progress', t.text, (c) => c.notNull())
+        .addColumn('message', t.text, (c) => c.notNull().defaultTo(''))
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .addColumn('update_time', t.bigint, (c) => c.notNull())
+        .addColumn('finish_time', t.bigint)
+        .addPrimaryKeyConstraint('dataset_tasks_pk', ['dataset_id', 'type'])
+        .execute();
+    },
+  },
+  '0011_memory_messages': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // The memory index's ledger on the scale-out profile (src/index/milvus/memory-ledger.ts): memory
+      // messages, their per-memory totals, the extraction guards, the id sequence, and the messages whose
+      // Milvus search copy is still to be written. The embedded profile keeps memories in the index file
+      // (memory_rows, memory_usage, …) and leaves these tables empty.
+      await db.schema
+        .createTable('memory_messages')
+        .addColumn('message_id', t.bigint, (c) => c.primaryKey())
+        .addColumn('memory_id', t.string(32), (c) => c.notNull())
+        .addColumn('tenant_id', t.string(32), (c) => c.notNull())
+        .addColumn('message_type', t.string(16), (c) => c.notNull())
+        .addColumn('source_id', t.bigint, (c) => c.notNull())
+        .addColumn('user_id', t.text, (c) => c.notNull())
+        .addColumn('agent_id', t.text, (c) => c.notNull())
+        .addColumn('session_id', t.text, (c) => c.notNull())
+        .addColumn('session_key', t.text, (c) => c.notNull())
+        .addColumn('dedup_key', t.text)
+        .addColumn('content', t.text, (c) => c.notNull())
+        .addColumn('valid_at', t.bigint, (c) => c.notNull())
+        .addColumn('invalid_at', t.bigint)
+        .addColumn('forget_at', t.bigint)
+        .addColumn('status', t.integer, (c) => c.notNull())
+        .addColumn('size', t.bigint, (c) => c.notNull())
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .addColumn('dim', t.integer, (c) => c.notNull())
+        .addColumn('vector', t.blob)
+        .execute();
+      await db.schema.createIndex('memory_messages_fifo').on('memory_messages').columns(['memory_id', 'valid_at', 'message_id']).execute();
+      await db.schema
+        .createIndex('memory_messages_forgotten')
+        .on('memory_messages')
+        .columns(['memory_id', 'forget_at', 'valid_at', 'message_id'])
+        .where(sql.ref('forget_at'), 'is not', null)
+        .execute();
+      await db.schema.createIndex('memory_messages_source').on('memory_messages').columns(['memory_id', 'source_id']).execute();
+      await db.schema
+        .createIndex('memory_messages_dedup')
+        .on('memory_messages')
+        .columns(['memory_id', 'dedup_key'])
+        .unique()
+        .where(sql.ref('dedup_key'), 'is not', null)
+        .execute();
+      await db.schema
+        .createTable('memory_message_totals')
+        .addColumn('memory_id', t.string(32), (c) => c.primaryKey())
+        .addColumn('bytes', t.bigint, (c) => c.notNull())
+        .addColumn('messages', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('memory_message_guards')
+        .addColumn('memory_id', t.string(32), (c) => c.notNull())
+        .addColumn('source_id', t.bigint, (c) => c.notNull())
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .addPrimaryKeyConstraint('memory_message_guards_pk', ['memory_id', 'source_id'])
+        .execute();
+      await db.schema
+        .createTable('memory_message_sequence')
+        .addColumn('id', t.integer, (c) => c.primaryKey())
+        .addColumn('last_id', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.insertInto('memory_message_sequence').values({ id: 1, last_id: 0 }).execute();
+      await db.schema
+        .createTable('memory_message_sync')
+        .addColumn('memory_id', t.string(32), (c) => c.notNull())
+        .addColumn('message_id', t.bigint, (c) => c.notNull())
+        .addColumn('token', t.string(32), (c) => c.notNull())
+        .addPrimaryKeyConstraint('memory_message_sync_pk', ['memory_id', 'message_id'])
+        .execute();
+    },
+  },
+  '0012_knowledge_graph': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      const dataset = (c: any) => c.notNull().references('datasets.id').onDelete('cascade');
+      // Each graph job writes a build (its own build_id); knowledge_graphs points at the dataset's
+      // published build, so readers see the previous graph until a new one is complete.
+      await db.schema
+        .createTable('knowledge_graphs')
+        .addColumn('dataset_id', t.string(32), (c) => c.primaryKey().references('datasets.id').onDelete('cascade'))
+        .addColumn('build_id', t.string(32), (c) => c.notNull())
+        .addColumn('task_id', t.string(32), (c) => c.notNull())
+        .addColumn('entities', t.integer, (c) => c.notNull())
+        .addColumn('relations', t.integer, (c) => c.notNull())
+        .addColumn('communities', t.integer, (c) => c.notNull())
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .execute();
+      // What each extraction call found (the merge's input), by the unit of chunks it read.
+      await db.schema
+        .createTable('graph_extractions')
+        .addColumn('build_id', t.string(32), (c) => c.notNull())
+        .addColumn('unit_key', t.string(64), (c) => c.notNull())
+        .addColumn('dataset_id', t.string(32), dataset)
+        .addColumn('seq', t.bigint, (c) => c.notNull())
+        .addColumn('chunk_ids', t.text, (c) => c.notNull())
+        .addColumn('entities', t.text, (c) => c.notNull())
+        .addColumn('relations', t.text, (c) => c.notNull())
+        .addPrimaryKeyConstraint('graph_extractions_pk', ['build_id', 'unit_key'])
+        .execute();
+      await db.schema
+        .createTable('graph_entities')
+        .addColumn('build_id', t.string(32), (c) => c.notNull())
+        .addColumn('id', t.string(32), (c) => c.notNull())
+        .addColumn('dataset_id', t.string(32), dataset)
+        .addColumn('ord', t.integer, (c) => c.notNull())
+        .addColumn('name', t.text, (c) => c.notNull())
+        .addColumn('type', t.text, (c) => c.notNull())
+        .addColumn('description', t.text, (c) => c.notNull())
+        .addColumn('source_ids', t.text, (c) => c.notNull())
+        .addColumn('mentions', t.integer, (c) => c.notNull())
+        .addColumn('pagerank', t.real, (c) => c.notNull())
+        .addColumn('community', t.integer, (c) => c.notNull())
+        .addPrimaryKeyConstraint('graph_entities_pk', ['build_id', 'id'])
+        .execute();
+      await db.schema
+        .createTable('graph_relations')
+        .addColumn('build_id', t.string(32), (c) => c.notNull())
+        .addColumn('source_id', t.string(32), (c) => c.notNull())
+        .addColumn('target_id', t.string(32), (c) => c.notNull())
+        .addColumn('dataset_id', t.string(32), dataset)
+        .addColumn('ord', t.integer, (c) => c.notNull())
+        .addColumn('description', t.text, (c) => c.notNull())
+        .addColumn('weight', t.real, (c) => c.notNull())
+        .addColumn('source_ids', t.text, (c) => c.notNull())
+        .addPrimaryKeyConstraint('graph_relations_pk', ['build_id', 'source_id', 'target_id'])
+        .execute();
+      await db.schema
+        .createTable('graph_communities')
+        .addColumn('build_id', t.string(32), (c) => c.notNull())
+        .addColumn('id', t.integer, (c) => c.notNull())
+        .addColumn('dataset_id', t.string(32), dataset)
+        .addColumn('entity_ids', t.text, (c) => c.notNull())
+        .addColumn('weight', t.real, (c) => c.notNull())
+        .addColumn('title', t.text, (c) => c.notNull())
+        .addColumn('summary', t.text, (c) => c.notNull())
+        .addColumn('findings', t.text, (c) => c.notNull())
+        .addColumn('rating', t.real, (c) => c.notNull())
+        .addPrimaryKeyConstraint('graph_communities_pk', ['build_id', 'id'])
+        .execute();
+      for (const table of ['graph_extractions', 'graph_entities', 'graph_relations', 'graph_communities']) {
+        await db.schema.createIndex(`${table}_dataset`).on(table).columns(['dataset_id', 'build_id']).execute();
+      }
+      await db.schema.createIndex('graph_entities_rank').on('graph_entities').columns(['build_id', 'pagerank']).execute();
+      await db.schema.createIndex('graph_relations_target').on('graph_relations').columns(['build_id', 'target_id']).execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

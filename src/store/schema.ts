@@ -257,6 +257,87 @@ export interface McpServersTable {
   update_time: number;
 }
 
+/** Model answers of enrichment jobs by the hash of the call (see store/enrichment.ts). */
+export interface EnrichmentCacheTable {
+  key: string;
+  value: string;
+  create_time: number;
+}
+
+/** The latest dataset-wide index job of each type (see store/enrichment.ts). */
+export interface DatasetTasksTable {
+  dataset_id: string;
+  type: string;
+  id: string;
+  status: string;
+  /** JSON of TaskProgress. */
+  progress: string;
+  message: Generated<string>;
+  create_time: number;
+  update_time: number;
+  finish_time: number | null;
+}
+
+/** A dataset's published knowledge-graph build (see store/graph.ts). */
+export interface KnowledgeGraphsTable {
+  dataset_id: string;
+  build_id: string;
+  task_id: string;
+  entities: number;
+  relations: number;
+  communities: number;
+  create_time: number;
+}
+
+/** What one graph extraction call found (JSON lists), by the chunks it read. */
+export interface GraphExtractionsTable {
+  build_id: string;
+  unit_key: string;
+  dataset_id: string;
+  seq: number;
+  chunk_ids: string;
+  entities: string;
+  relations: string;
+}
+
+export interface GraphEntitiesTable {
+  build_id: string;
+  id: string;
+  dataset_id: string;
+  /** Position in the merged graph (deterministic order). */
+  ord: number;
+  name: string;
+  type: string;
+  description: string;
+  source_ids: string;
+  mentions: number;
+  pagerank: number;
+  community: number;
+}
+
+export interface GraphRelationsTable {
+  build_id: string;
+  source_id: string;
+  target_id: string;
+  dataset_id: string;
+  ord: number;
+  description: string;
+  weight: number;
+  source_ids: string;
+}
+
+export interface GraphCommunitiesTable {
+  build_id: string;
+  id: number;
+  dataset_id: string;
+  entity_ids: string;
+  weight: number;
+  title: string;
+  summary: string;
+  findings: string;
+  rating: number;
+}
+
 /** Installation-wide values every process shares (see store/settings.ts). */
 export interface SettingsTable {
   key: string;
@@ -266,6 +347,13 @@ export interface SettingsTable {
 
 export interface Database {
   settings: SettingsTable;
+  enrichment_cache: EnrichmentCacheTable;
+  dataset_tasks: DatasetTasksTable;
+  knowledge_graphs: KnowledgeGraphsTable;
+  graph_extractions: GraphExtractionsTable;
+  graph_entities: GraphEntitiesTable;
+  graph_relations: GraphRelationsTable;
+  graph_communities: GraphCommunitiesTable;
   mcp_servers: McpServersTable;
   agents: AgentsTable;
   agent_versions: AgentVersionsTable;

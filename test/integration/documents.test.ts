@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { harness } from './harness.js';
 import { Api, newUser, eventually } from './client.js';
 import { getDoc, longText, upload, waitForRun } from './documents-helpers.js';
 import { makeDocx, makePdf } from '../fixtures/generate.js';
-import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
-import { openIndexDatabase } from '../../src/index/sqlite-database.js';
+import { documentBlobKey } from '../../src/services/blob-keys.js';
 
 describe('documents over HTTP', function () {
   this.timeout(180_000);
@@ -110,9 +107,8 @@ describe('documents over HTTP', function () {
     });
 
     it('answers 404 when the file is missing from storage', async () => {
-      const h = await harness();
       const doc = (await upload(api, datasetId, [{ name: 'gone.txt', bytes: Buffer.from('soon gone') }])).body.data[0];
-      fs.rmSync(path.join(h.config.dataDir, 'blobs', 'datasets', datasetId, 'documents', doc.id));
+      await (await storage()).blobs.delete(documentBlobKey(datasetId, doc.id));
       const res = await api.get(`/datasets/${datasetId}/documents/${doc.id}`);
       assert.equal(res.status, 404);
       assert.match(res.body.message, /missing from storage/);
@@ -243,7 +239,6 @@ describe('documents over HTTP', function () {
     });
 
     it('deletes documents with their chunks and stored files; the shared rule applies', async () => {
-      const h = await harness();
       const ds = (await api.post('/datasets', { name: 'delete-docs' })).body.data.id;
       const docs = (await upload(api, ds, [
         { name: 'd1.txt', bytes: Buffer.from('first document about cairns') },
@@ -255,7 +250,7 @@ describe('documents over HTTP', function () {
       const res = await api.delete(`/datasets/${ds}/documents`, { ids: [docs[0].id] });
       assert.equal(res.body.data.deleted, 1);
       assert.equal(await indexedChunks(docs[0].id), 0);
-      assert.ok(!fs.existsSync(path.join(h.config.dataDir, 'blobs', 'datasets', ds, 'documents', docs[0].id)));
+      assert.equal(await (await storage()).blobs.get(documentBlobKey(ds, docs[0].id)), undefined, 'the stored file is gone');
       assert.equal((await api.delete(`/datasets/${ds}/documents`, { ids: ['0'.repeat(32)] })).status, 404);
       assert.equal((await api.delete(`/datasets/${ds}/documents`, { delete_all: true })).body.data.deleted, 1);
     });
@@ -315,15 +310,14 @@ describe('documents over HTTP', function () {
   });
 });
 
+/** The index and file store behind the shared Cairn, whichever profile it runs on. */
+async function storage() {
+  return (await harness()).backends();
+}
+
 async function indexedChunkIds(documentId: string): Promise<string[]> {
-  const h = await harness();
-  const indexDb = openIndexDatabase(path.join(h.config.dataDir, 'cairn.db'));
-  try {
-    const { chunks } = await new SqliteChunkIndex(indexDb).list(documentId, { page: 1, pageSize: 100_000 });
-    return chunks.map((c) => c.id);
-  } finally {
-    indexDb.close();
-  }
+  const { chunks } = await (await storage()).index.list(documentId, { page: 1, pageSize: 100_000 });
+  return chunks.map((c) => c.id);
 }
 
 async function indexedChunks(documentId: string): Promise<number> {

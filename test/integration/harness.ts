@@ -7,6 +7,7 @@ import { startCairn, type Cairn } from '../../src/server.js';
 import { startDevServer, type DevServer } from '../../src/engine/dev-server.js';
 import { startWorkerProcess, type WorkerProcess } from './worker-process.js';
 import { profileEnv } from '../support/meta-store.js';
+import { openBackends, type Backends } from '../../src/wiring.js';
 
 /** A live Cairn over a real Temporal dev server, started once per test run and stopped at the end. */
 export interface Harness {
@@ -17,6 +18,11 @@ export interface Harness {
   cairn: Cairn;
   /** The worker runs in its own process (`cairn worker`), so a test can kill it. */
   worker: WorkerProcess;
+  /**
+   * The storage behind the API (index, files, metadata) as this Cairn is configured, embedded or
+   * scale-out: for tests that check or change what is stored. Opened on first use, closed by `stop`.
+   */
+  backends(): Promise<Backends>;
   /** Kills the worker process at once and starts a fresh one. */
   killWorker(): Promise<void>;
   /** Stops this Cairn and starts a new one on the same data directory and Temporal server. */
@@ -33,7 +39,7 @@ export interface HarnessOptions {
 let started: Promise<Harness> | undefined;
 
 export function harness(): Promise<Harness> {
-  // CAIRN_TEST_PROFILE=scale-out runs the shared Cairn on PostgreSQL metadata.
+  // CAIRN_TEST_PROFILE=scale-out runs the shared Cairn on PostgreSQL, Milvus and S3.
   started ??= profileEnv().then((env) => startHarness({ env }));
   return started;
 }
@@ -48,6 +54,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const temporal = await startDevServer({ rootDir: base.rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
   const config: Config = { ...base, port: 0, temporalAddress: temporal.address, taskQueue: `cairn-test-${process.pid}`, embeddedWorker: false };
   const log = pino({ level: process.env.CAIRN_TEST_LOG ?? 'silent' });
+  let backends: Promise<Backends> | undefined;
   const h: Harness = {
     url: '',
     adminKey: '',
@@ -55,6 +62,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     temporal,
     cairn: await startCairn(config, { log }),
     worker: await startWorkerProcess(config, temporal.address, env),
+    // No reader threads: a test reads a few rows.
+    backends: () => (backends ??= openBackends({ ...config, indexThreads: 0 })),
     async killWorker() {
       await h.worker.kill();
       h.worker = await startWorkerProcess(config, temporal.address, env);
@@ -65,6 +74,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       h.url = h.cairn.url;
     },
     async stop() {
+      await (await backends?.catch(() => undefined))?.close();
       await h.cairn.stop();
       await h.worker.stop();
       await h.temporal.stop();

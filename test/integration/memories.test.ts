@@ -8,6 +8,8 @@ import { Api, eventually, newUser } from './client.js';
 import { addModelServer } from './chat-helpers.js';
 import { roleTaskQueue, workflowIds } from '../../src/engine/task-queues.js';
 import { MAX_MEMORY_SIZE } from '../../src/memories/types.js';
+import type { Config } from '../../src/config.js';
+import { openDatabase, type MetaDb } from '../../src/store/db.js';
 
 const CHAT = 'fake-chat@fake@OpenAI-API-Compatible';
 const EMBED = 'fake-embed@fake@OpenAI-API-Compatible';
@@ -60,9 +62,24 @@ async function waitTask(api: Api, memoryId: string, messageId: number, timeoutMs
   }, timeoutMs, 100);
 }
 
-/** The memory index's stored total and a recount of its messages, read straight from the database file. */
-function sizeTotals(memoryId: string, dataDir: string) {
-  const db = new Database(path.join(dataDir, 'cairn.db'), { readonly: true });
+let ledger: MetaDb | undefined;
+
+/**
+ * The memory index's stored total and a recount of its messages, read straight from its tables: the
+ * embedded index's in the data dir's database file, or, with the index on Milvus, the ledger in the
+ * metadata database (src/index/milvus/memory-ledger.ts).
+ */
+async function sizeTotals(memoryId: string, config: Config) {
+  if (config.index.kind === 'milvus') {
+    ledger ??= await openDatabase(config.databaseUrl);
+    const db = ledger.kysely as any;
+    const stored = await db.selectFrom('memory_message_totals').select(['bytes', 'messages']).where('memory_id', '=', memoryId).executeTakeFirst();
+    const recount = await db.selectFrom('memory_messages').select((eb: any) => [eb.fn.coalesce(eb.fn.sum('size'), eb.lit(0)).as('bytes'), eb.fn.countAll().as('messages')])
+      .where('memory_id', '=', memoryId).executeTakeFirstOrThrow();
+    const numbers = (r: { bytes: unknown; messages: unknown }) => ({ bytes: Number(r.bytes), messages: Number(r.messages) });
+    return { stored: stored ? numbers(stored) : { bytes: 0, messages: 0 }, recount: numbers(recount) };
+  }
+  const db = new Database(path.join(config.dataDir, 'cairn.db'), { readonly: true });
   try {
     const stored = db.prepare('SELECT bytes, messages FROM memory_usage WHERE memory_id = ?').get(memoryId) as { bytes: number; messages: number } | undefined;
     const recount = db.prepare('SELECT coalesce(sum(size), 0) AS bytes, count(*) AS messages FROM memory_rows WHERE memory_id = ?').get(memoryId) as { bytes: number; messages: number };
@@ -79,16 +96,20 @@ describe('memories over HTTP', function () {
   let fake: FakeOpenAI;
   let api: Api;
   let userId: string;
-  let dataDir: string;
+  let cairnConfig: Config;
 
   before(async () => {
-    dataDir = (await harness()).config.dataDir;
+    cairnConfig = (await harness()).config;
     fake = await startFakeOpenAI({ answer: answers, dims: DIMS });
     const user = await newUser('memories');
     ({ api, userId } = user);
     await addModelServer(api, fake.baseUrl, { embedding: 'fake-embed' });
   });
-  after(() => fake.close());
+  after(async () => {
+    await fake.close();
+    await ledger?.close();
+    ledger = undefined;
+  });
 
   describe('memories CRUD', () => {
     it('create: defaults (FIFO, 5 MiB, me, table), canonical type order, a system prompt assembled from the types, and "message": true', async () => {
@@ -228,7 +249,7 @@ describe('memories over HTTP', function () {
       assertError(await api.get(`/memories/${mem.id}/config`), 404, /not found/);
       assertError(await api.get(`/messages/${mem.id}:${message_id}/content`), 404);
       assertError(await api.delete(`/memories/${mem.id}`), 404);
-      assert.deepEqual(sizeTotals(mem.id, dataDir), { stored: { bytes: 0, messages: 0 }, recount: { bytes: 0, messages: 0 } });
+      assert.deepEqual(await sizeTotals(mem.id, cairnConfig), { stored: { bytes: 0, messages: 0 }, recount: { bytes: 0, messages: 0 } });
     });
   });
 
@@ -324,7 +345,7 @@ describe('memories over HTTP', function () {
       assert.match(listed.task.progress_msg, /^Failed: the model's answer is not valid JSON: "Sure! The user likes/);
       assert.deepEqual(listed.extract, []);
       assert.equal((await listMessages(api, mem.id)).total_count, 1);
-      const { stored, recount } = sizeTotals(mem.id, dataDir);
+      const { stored, recount } = await sizeTotals(mem.id, cairnConfig);
       assert.deepEqual(stored, recount);
       assert.equal(stored.messages, 1);
     });
@@ -486,7 +507,7 @@ describe('memories over HTTP', function () {
       for (let i = 0; i < 5; i++) ids.push((await addMessage(api, [mem.id], { user_input: `fifo ${i}`, agent_response: 'ok' }))[0]!.message_id);
       const left = (await listMessages(api, mem.id)).message_list.map((m) => m.message_id);
       assert.deepEqual(left, [ids[4], ids[3], ids[2]]);
-      assert.deepEqual(sizeTotals(mem.id, dataDir), { stored: { bytes: size * 3, messages: 3 }, recount: { bytes: size * 3, messages: 3 } });
+      assert.deepEqual(await sizeTotals(mem.id, cairnConfig), { stored: { bytes: size * 3, messages: 3 }, recount: { bytes: size * 3, messages: 3 } });
     });
 
     it('forgotten messages go first (earliest forget_at), before older ones', async () => {
@@ -501,7 +522,7 @@ describe('memories over HTTP', function () {
       assert.deepEqual((await listMessages(api, mem.id)).message_list.map((m) => m.message_id), [ids[3], ids[1], ids[0]], 'the earliest forgotten one went first');
       ids.push((await addMessage(api, [mem.id], { user_input: 'fifo 4', agent_response: 'ok' }))[0]!.message_id);
       assert.deepEqual((await listMessages(api, mem.id)).message_list.map((m) => m.message_id), [ids[4], ids[3], ids[0]], 'then the other forgotten one, though it is newer');
-      const { stored, recount } = sizeTotals(mem.id, dataDir);
+      const { stored, recount } = await sizeTotals(mem.id, cairnConfig);
       assert.deepEqual(stored, recount);
     });
 
@@ -534,7 +555,7 @@ describe('memories over HTTP', function () {
         assert.equal((await waitTask(api, mem.id, message_id)).task.progress, 1);
         if (i === 2) await api.delete(`/messages/${mem.id}:${ids[0]}`);
         if (i === 3) await api.put(`/memories/${mem.id}`, { memory_size: 3500 });
-        const { stored, recount } = sizeTotals(mem.id, dataDir);
+        const { stored, recount } = await sizeTotals(mem.id, cairnConfig);
         assert.deepEqual(stored, recount, `after message ${i}`);
         assert.ok(stored.bytes <= (i >= 3 ? 3500 : 5000), `within memory_size: ${stored.bytes}`);
       }
@@ -637,7 +658,7 @@ describe('memories over HTTP', function () {
         assert.ok(extractionRequests() >= 2, 'the model was asked again by the new worker');
         assert.deepEqual(listed.extract.map((e: any) => e.message_type), ['semantic', 'semantic', 'procedural']);
         assert.equal((await listMessages(api, mem.id)).total_count, 1);
-        const { stored, recount } = sizeTotals(mem.id, dataDir);
+        const { stored, recount } = await sizeTotals(mem.id, cairnConfig);
         assert.deepEqual(stored, recount);
         assert.equal(stored.messages, 4, 'one raw message and three items, each once');
       } finally {

@@ -65,6 +65,7 @@ export async function runRetrieval(sources: RetrievalSources, tenantId: string, 
     top_k: Number(params.top_k ?? 1024) || 1024,
     rerank_id: (params.rerank_id as string) || null,
     cross_languages: Array.isArray(params.cross_languages) && params.cross_languages.length ? (params.cross_languages as string[]) : null,
+    use_kg: params.use_kg === true,
   });
   const reference: ReferenceBucket = { chunks: {}, doc_aggs: {} };
   for (const c of result.chunks) reference.chunks[c.id] = referenceOf(c);

@@ -37,6 +37,7 @@ const promptConfig = {
     empty_response: nullableString(65535),
     prologue: { type: 'string', maxLength: 65535 },
     quote: { type: 'boolean' },
+    use_kg: { type: 'boolean' },
     parameters: {
       type: 'array',
       maxItems: 64,

@@ -24,14 +24,27 @@ export const COPIED_TABLES: { table: string; key: string[] }[] = [
   { table: 'memory_tasks', key: ['memory_id', 'message_id'] },
   { table: 'mcp_servers', key: ['id'] },
   { table: 'settings', key: ['key'] },
+  { table: 'enrichment_cache', key: ['key'] },
+  { table: 'dataset_tasks', key: ['dataset_id', 'type'] },
+  { table: 'knowledge_graphs', key: ['dataset_id'] },
+  { table: 'graph_extractions', key: ['build_id', 'unit_key'] },
+  { table: 'graph_entities', key: ['build_id', 'id'] },
+  { table: 'graph_relations', key: ['build_id', 'source_id', 'target_id'] },
+  { table: 'graph_communities', key: ['build_id', 'id'] },
 ];
 
 /**
  * Metadata tables deliberately left behind: the migrator's own bookkeeping (the target is migrated by
  * the same code), and run_events, the event logs of agent runs on their way to a caller's stream; they
  * belong to Temporal runs, which are not migrated, and are purged an hour after the run anyway.
+ * The memory_message* tables are the Milvus memory index's ledger (src/index/milvus/memory-ledger.ts):
+ * empty in an embedded source (its memories live in the index file), and filled in the target by the
+ * messages stage through MemoryIndex.importMessages, not copied as tables.
  */
-const LEFT_BEHIND = new Set(['kysely_migration', 'kysely_migration_lock', 'run_events']);
+const LEFT_BEHIND = new Set([
+  'kysely_migration', 'kysely_migration_lock', 'run_events',
+  'memory_messages', 'memory_message_totals', 'memory_message_guards', 'memory_message_sequence', 'memory_message_sync',
+]);
 
 /** Rows per read and per insert: far below PostgreSQL's 65,535 parameters per statement (documents have 25 columns). */
 const BATCH = 200;

@@ -19,8 +19,15 @@ export const FIELD_REPEATS = { name: 5, keywords: 15, questions: 10, content: 1 
 /** Milvus's limit on a VARCHAR value, in UTF-8 bytes. */
 export const VARCHAR_MAX_BYTES = 65_535;
 
-function stems(text: string): string {
+/** The text's words as the BM25 field holds them: Porter stems without stopwords, separated by spaces. */
+export function stems(text: string): string {
   return tokenize(text).filter((t) => !isStopword(t.word)).map((t) => t.stem).join(' ');
+}
+
+/** The analysed text cut to one VARCHAR, never ending on half a stem (the partial word after the last separator is dropped). */
+export function fitVarchar(text: string): string {
+  const cut = truncateUtf8(text, VARCHAR_MAX_BYTES);
+  return cut.length === text.length ? text : cut.slice(0, Math.max(0, cut.search(/\s\S*$/)));
 }
 
 function repeated(text: string, times: number): string[] {
@@ -38,9 +45,7 @@ export function bm25Text(chunk: Pick<IndexedChunk, 'document_name' | 'content' |
     ...repeated(stems(chunk.questions.join('\n')), FIELD_REPEATS.questions),
     stems(chunk.content),
   ].filter(Boolean).join('\n');
-  const cut = truncateUtf8(text, VARCHAR_MAX_BYTES);
-  // Never end on half a stem: drop the partial word after the last separator.
-  return cut.length === text.length ? text : cut.slice(0, Math.max(0, cut.search(/\s\S*$/)));
+  return fitVarchar(text);
 }
 
 /** The question as the BM25 field's words: distinct stems, stopwords removed; '' when none is left. */

@@ -14,7 +14,7 @@ import { VARCHAR_MAX_BYTES } from './analysis.js';
 import { call, MilvusIndexError } from './client.js';
 
 /** Room for ids of up to 256 characters of any script (ids are 32 hex characters in Cairn). */
-const ID_BYTES = 1024;
+export const ID_BYTES = 1024;
 
 /** Milvus's range of FLOAT_VECTOR dimensions. */
 export const MIN_DIM = 2;
@@ -25,12 +25,14 @@ export const BM25_PARAMS = { bm25_k1: 1.2, bm25_b: 0.75 };
 
 export interface CollectionSpec {
   name: string;
+  /** Shown by Milvus tools; default 'Cairn chunk index'. */
+  description?: string;
   fields: FieldType[];
   functions?: { name: string; type: FunctionType; input_field_names: string[]; output_field_names: string[]; params: Record<string, unknown> }[];
   indexes: { field_name: string; index_type: string; metric_type: string; params?: Record<string, unknown> }[];
 }
 
-const varchar = (name: string, bytes: number, extra: Partial<FieldType> = {}): FieldType =>
+export const varchar = (name: string, bytes: number, extra: Partial<FieldType> = {}): FieldType =>
   ({ name, data_type: DataType.VarChar, max_length: bytes, ...extra });
 
 const keyFields = (): FieldType[] => [
@@ -96,13 +98,19 @@ export function partsSpec(prefix: string): CollectionSpec {
 /** The value of every part row's placeholder vector. */
 export const PLACEHOLDER_VECTOR = [1, 0];
 
-/** The dimension in a vectors collection name, or undefined for other names. */
-export function dimOfVectorsName(prefix: string, name: string): number | undefined {
-  const match = name.startsWith(`${prefix}chunk_vectors_`) ? /^(\d+)$/.exec(name.slice(`${prefix}chunk_vectors_`.length)) : null;
+/** The dimension in a vectors collection name (`<prefix><stem><dim>`), or undefined for other names. */
+export function dimOfVectorsName(prefix: string, name: string, stem = 'chunk_vectors_'): number | undefined {
+  const match = name.startsWith(`${prefix}${stem}`) ? /^(\d+)$/.exec(name.slice(`${prefix}${stem}`.length)) : null;
   return match ? Number(match[1]) : undefined;
 }
 
 const typeName = (t: unknown) => (typeof t === 'number' ? DataType[t] : String(t));
+
+/** How long loading a collection may take (a real Milvus loads existing segments into its query nodes). */
+const LOAD_WAIT_MS = 300_000;
+
+/** How long a failed create waits for a concurrent creator's collection to appear. */
+const CONCURRENT_CREATE_WAIT_MS = 10_000;
 
 /** Collections known to exist and be loaded, so each is checked once per process. */
 export class CollectionCatalog {
@@ -130,10 +138,13 @@ export class CollectionCatalog {
     return true;
   }
 
-  /** The dimensions that have a vectors collection now (asked every time: another process may add one). */
-  async vectorDims(): Promise<number[]> {
+  /**
+   * The dimensions that have a vectors collection (`<prefix><stem><dim>`) now (asked every time: another
+   * process may add one).
+   */
+  async vectorDims(stem = 'chunk_vectors_'): Promise<number[]> {
     const { data } = await call('showCollections', () => this.client.showCollections());
-    return data.flatMap((c) => dimOfVectorsName(this.prefix, c.name) ?? []).sort((a, b) => a - b);
+    return data.flatMap((c) => dimOfVectorsName(this.prefix, c.name, stem) ?? []).sort((a, b) => a - b);
   }
 
   private async prepare(spec: CollectionSpec): Promise<void> {
@@ -147,20 +158,51 @@ export class CollectionCatalog {
         functions: spec.functions,
         // A write is seen by the next read of every process: a chunk added is searchable at once.
         consistency_level: 'Strong',
-        description: 'Cairn chunk index',
+        description: spec.description ?? 'Cairn chunk index',
       })).catch(async (err) => {
-        const again = await client.hasCollection({ collection_name });
-        if (!again.value) throw err;
+        // Another process creating it at the same moment makes this call fail (milvus-lite: "File exists")
+        // before its collection is listed: wait for it to appear rather than fail the start.
+        if (!(await this.appears(collection_name, CONCURRENT_CREATE_WAIT_MS))) throw err;
         return {};
       });
     }
     await this.checkFields(spec);
     for (const index of spec.indexes) {
-      const described = await client.describeIndex({ collection_name, field_name: index.field_name });
-      if (described.index_descriptions?.length) continue;
-      await call(`createIndex ${collection_name}.${index.field_name}`, () => client.createIndex({ collection_name, ...index }));
+      const hasIndex = async () => Boolean((await client.describeIndex({ collection_name, field_name: index.field_name })).index_descriptions?.length);
+      if (await hasIndex()) continue;
+      await call(`createIndex ${collection_name}.${index.field_name}`, () => client.createIndex({ collection_name, ...index })).catch(async (err) => {
+        // A concurrent creator built it first (milvus-lite: "index already exists").
+        if (!(await hasIndex())) throw err;
+        return {};
+      });
     }
-    await call(`loadCollection ${collection_name}`, () => client.loadCollectionSync({ collection_name }));
+    await this.load(collection_name);
+  }
+
+  /**
+   * Loads the collection and waits until it is loaded. Not the SDK's loadCollectionSync, which sleeps
+   * 400 ms after every progress check, the last one included (0.4 s per collection even when loaded).
+   */
+  private async load(collection_name: string): Promise<void> {
+    await call(`loadCollection ${collection_name}`, () => this.client.loadCollectionAsync({ collection_name }));
+    const deadline = Date.now() + LOAD_WAIT_MS;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 400)) {
+      const { progress } = await call(`getLoadingProgress ${collection_name}`, () => this.client.getLoadingProgress({ collection_name }));
+      if (Number(progress) >= 100) return;
+      if (Date.now() > deadline) throw new MilvusIndexError(`loadCollection ${collection_name}`, `not loaded after ${LOAD_WAIT_MS / 1000} s (${progress}%)`);
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+
+  /** Polls until the collection exists, for at most `ms`. */
+  private async appears(collection_name: string, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const { value } = await this.client.hasCollection({ collection_name });
+      if (value) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** Refuses a collection of the same name made by something else (or an incompatible version). */

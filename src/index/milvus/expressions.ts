@@ -20,6 +20,15 @@ export function isIn(field: string, values: Iterable<string>): string {
   return `${field} in [${[...new Set(values)].map(literal).join(', ')}]`;
 }
 
+/** `field in [1, 2, …]` on an Int64 field. */
+export function isInIntegers(field: string, values: Iterable<number>): string {
+  const written = [...new Set(values)].map((value) => {
+    if (!Number.isSafeInteger(value)) throw new Error(`${field}: ${value} is not an integer`);
+    return String(value);
+  });
+  return `${field} in [${written.join(', ')}]`;
+}
+
 export function and(...terms: (string | undefined | false)[]): string {
   const kept = terms.filter((t): t is string => Boolean(t));
   return kept.length === 1 ? kept[0]! : kept.map((t) => `(${t})`).join(' && ');

@@ -1,12 +1,13 @@
-import type { MilvusClient, RowData } from '@zilliz/milvus2-sdk-node';
+import type { MilvusClient } from '@zilliz/milvus2-sdk-node';
 import type { MilvusLocation } from '../location.js';
 import { ChunkNotFoundError } from '../types.js';
 import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from '../types.js';
 import { bm25Query } from './analysis.js';
 import { call, connectMilvus, MilvusIndexError } from './client.js';
 import { chunksSpec, CollectionCatalog, MAX_DIM, MIN_DIM, partsSpec, vectorsName, vectorsSpec, type CollectionSpec } from './collections.js';
-import { batchesOfWeight, chunksOf, writeBatches } from './batches.js';
+import { batchesOfWeight, chunksOf } from './batches.js';
 import { and, chunkFilter, containsPattern, equals, isIn, literal } from './expressions.js';
+import { bm25Score, cosine, countRows, deleteWhere, IDS_PER_REQUEST, queryRows, RESULT_WINDOW, upsertRows, type Row } from './operations.js';
 import { chunkFromRecord, chunkRows, type ChunkRow } from './rows.js';
 
 export interface MilvusChunkIndexOptions {
@@ -31,26 +32,8 @@ function nextOrdinal(): number {
   return lastOrdinal;
 }
 
-type Row = Record<string, unknown>;
-
-/** Milvus's largest topk, and largest offset + limit of a query. */
-const RESULT_WINDOW = 16_384;
-/** Ids per `id in [...]` expression: bounds its length; fewer requests matter on milvus-lite, which scans. */
-const IDS_PER_REQUEST = 1024;
 /** Chunk records per query: each can be 64 KB. */
 const RECORDS_PER_REQUEST = 256;
-
-function cosine(a: number[], b: number[]): number | undefined {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return na === 0 || nb === 0 ? undefined : dot / Math.sqrt(na * nb);
-}
 
 function checkVector(chunk: IndexedChunk): void {
   const dim = chunk.vector.length;
@@ -206,11 +189,10 @@ export class MilvusChunkIndex implements ChunkIndex {
       filter: chunkFilter(filter),
       output_fields: ['id', 'dataset_id', 'document_id', 'document_name'],
     }));
-    // Milvus answers the BM25 score; milvus-lite its negation (a distance). Both are never below zero.
     return results
       .map((hit) => ({
         id: String(hit.id),
-        score: Math.abs(Number(hit.score)),
+        score: bm25Score(hit.score),
         dataset_id: String(hit.dataset_id),
         document_id: String(hit.document_id),
         document_name: String(hit.document_name),
@@ -295,13 +277,11 @@ export class MilvusChunkIndex implements ChunkIndex {
   }
 
   private async insert(collection: string, rows: object[]): Promise<void> {
-    for (const batch of writeBatches(rows)) {
-      await call(`upsert into ${collection}`, () => this.client.upsert({ collection_name: collection, data: batch as RowData[] }));
-    }
+    await upsertRows(this.client, collection, rows);
   }
 
   private async deleteWhere(collection: string, filter: string): Promise<void> {
-    await call(`delete from ${collection}`, () => this.client.delete({ collection_name: collection, filter }));
+    await deleteWhere(this.client, collection, filter);
   }
 
   /** Deletes chunks rows first (searches stop finding them), then their vectors and record parts. */
@@ -350,14 +330,11 @@ export class MilvusChunkIndex implements ChunkIndex {
   }
 
   private async query(collection: string, filter: string, fields: string[], limit: number): Promise<Row[]> {
-    if (limit <= 0) return [];
-    const { data } = await call(`query ${collection}`, () => this.client.query({ collection_name: collection, filter, output_fields: fields, limit }));
-    return data as Row[];
+    return queryRows(this.client, collection, filter, fields, limit);
   }
 
   private async count(collection: string, filter: string): Promise<number> {
-    const { data } = await call(`count ${collection}`, () => this.client.query({ collection_name: collection, filter, output_fields: ['count(*)'] }));
-    return Number((data[0] as Row | undefined)?.['count(*)'] ?? 0);
+    return countRows(this.client, collection, filter);
   }
 
   /**

@@ -129,6 +129,17 @@ export function chunkIndexConformance(name: string, open: () => Promise<ChunkInd
       it('throws ChunkNotFoundError for an unknown id', async () => {
         await assert.rejects((await open()).update('nope', { content: 'x' }), ChunkNotFoundError);
       });
+
+      it("keeps a RAPTOR summary's level through upsert, list and update; other chunks have none", async () => {
+        const index = await open();
+        await index.upsert([chunk({ id: 's', content: 'summary', raptor_layer: 2, vector: [1, 0] }), chunk({ id: 'c', content: 'plain', vector: [0, 1] })]);
+        assert.equal((await index.get('s'))?.raptor_layer, 2);
+        assert.equal('raptor_layer' in (await index.get('c'))!, false);
+        await index.update('s', { content: 'summary, edited' });
+        assert.equal((await index.get('s'))?.raptor_layer, 2);
+        const listed = await index.list('doc1', { page: 1, pageSize: 10 });
+        assert.deepEqual(listed.chunks.map((c) => [c.id, c.raptor_layer]).sort(), [['c', undefined], ['s', 2]]);
+      });
     });
 
     describe('delete and rename', () => {

@@ -49,6 +49,13 @@ describe('MilvusChunkIndex (on milvus-lite)', function () {
     assert.deepEqual(ids(await writer.fullText('alpha', { datasetIds: ['ds1'] }, 5)), ['a']);
   });
 
+  it('opens when several processes connect to a fresh database at once (replicas and workers starting together)', async () => {
+    const location = (await sharedMilvus()).freshLocation();
+    const indexes = await Promise.all([1, 2, 3, 4].map(() => connect(location)));
+    await indexes[0]!.upsert([chunk({ id: 'a', content: 'alpha', vector: [1, 0] })]);
+    for (const index of indexes) assert.equal((await index.get('a'))?.content, 'alpha');
+  });
+
   it('keeps indexes with different collection prefixes apart in one database', async () => {
     const location = (await sharedMilvus()).freshLocation();
     const [one, two] = [await connect(location, 'one_'), await connect(location, 'two_')];

@@ -58,6 +58,21 @@ export function commandLine(pid: number): string {
   }
 }
 
+/** Every process on the machine (or, with `under`, among that process's descendants) whose command line matches. */
+export function findProcesses(match: RegExp, under?: number): number[] {
+  let pids: number[];
+  if (under !== undefined) {
+    pids = processTree(under);
+  } else {
+    try {
+      pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+    } catch {
+      return [];
+    }
+  }
+  return pids.filter((pid) => match.test(commandLine(pid)));
+}
+
 /** The Temporal dev server among a process's descendants. */
 export function findDevServer(root: number): number | undefined {
   return processTree(root).find((pid) => pid !== root && /\bstart-dev\b/.test(commandLine(pid)));
@@ -112,6 +127,12 @@ export function processCpuSeconds(pid: number): number {
   return cpuOfProcess(pid).own;
 }
 
+/** CPU seconds used so far by each component's processes, read once (for processes that outlive the measurement). */
+export function componentCpuSeconds(components: Component[]): number[] {
+  const pids = assign(components);
+  return components.map((c) => pids.get(c.name)!.reduce((n, p) => n + cpuOfProcess(p).own, 0));
+}
+
 /**
  * Samples memory and CPU on a timer: each component's memory peak and the peak of the sum, and the CPU
  * of every process it has seen, so the CPU of a process that ended (a parser process retired when idle)
@@ -123,6 +144,8 @@ export class MemoryWatch {
   last: Sample;
   /** CPU seconds last read of each process seen, by component. */
   private readonly cpu: Map<number, number>[];
+  /** The component each process seen was counted in. */
+  private readonly owners = new Map<number, number>();
   private timer?: NodeJS.Timeout;
 
   constructor(readonly components: Component[], everyMs = 250) {
@@ -141,6 +164,15 @@ export class MemoryWatch {
     this.last = s;
     this.components.forEach((c, i) => {
       for (const pid of pids.get(c.name)!) {
+        // A process once recognised by its command line stays in that component: an exiting process has no
+        // command line any more and would otherwise hand its whole CPU time to a catch-all component too.
+        // The other way round (seen between fork and exec with its parent's command line) it moves.
+        const previous = this.owners.get(pid);
+        if (previous !== undefined && previous !== i) {
+          if (this.components[previous]!.match) continue;
+          this.cpu[previous]!.delete(pid);
+        }
+        this.owners.set(pid, i);
         const own = cpuOfProcess(pid).own;
         if (own > 0) this.cpu[i]!.set(pid, own);
       }

@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import type { Database } from 'better-sqlite3';
+import { DatasetPostings, type PostingSourceRow } from '../../../src/index/memory-postings/dataset-postings.js';
+import { PostingsCache, type PostingsSource } from '../../../src/index/memory-postings/postings-cache.js';
+import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
+import { SqliteChunkIndex } from '../../../src/index/sqlite-index.js';
+import type { Candidate, ChunkFilter } from '../../../src/index/types.js';
+import { porterStem } from '../../../src/retrieval/porter.js';
+import { indexedWords, tokenize } from '../../../src/retrieval/tokenizer.js';
+import { random } from '../../fixtures/generate.js';
+import { chunk } from './helpers.js';
+
+/** Builds a due copy inside the search that found it due, so a test's next line sees it. */
+const atOnce = (build: () => void) => build();
+
+/** Words with shared stems, upper case, digits and non-ASCII letters, so that tokenizing and stemming matter. */
+const VOCABULARY = (
+  'solar Solar SOLAR efficiency efficient cells cell cellular turbine turbines wind winds running runner ran '
+  + 'mitochondrial apoptosis glycolysis protein proteins β-cells µg naïve Café İstanbul ﬁnance x-ray covid19 3d h2o '
+  + 'the of and a to in is for on with Ελληνικά Straße'
+).split(' ');
+
+function text(next: () => number, words: number): string {
+  return Array.from({ length: words }, () => VOCABULARY[Math.floor(next() ** 2 * VOCABULARY.length)]!).join(next() < 0.3 ? ', ' : ' ');
+}
+
+const QUESTIONS = [
+  'solar efficiency?', 'Which cells run turbines', 'mitochondrial apoptosis in β-cells', 'naïve café finance',
+  'x-ray of winds', 'covid19 3d h2o', 'İstanbul straße', 'proteins', 'efficient cellular running', 'Ελληνικά',
+];
+
+/**
+ * Hits as comparable data: id, score, dataset, document, name. Rows of equal score may come in another
+ * order from FTS5, so they are put in id order.
+ */
+const asRows = (hits: Candidate[]) => hits
+  .map((h) => [h.id, h.score, h.dataset_id, h.document_id, h.document_name] as const)
+  .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+
+describe('in-memory full text (memory-postings)', () => {
+  let db: Database;
+  let fts: SqliteChunkIndex;
+  let memory: SqliteChunkIndex;
+
+  beforeEach(async () => {
+    db = openIndexDatabase(':memory:');
+    fts = new SqliteChunkIndex(db, { postingsCacheBytes: 0 });
+    memory = new SqliteChunkIndex(db, { postingsQuietMs: 0, postingsSchedule: atOnce });
+    const next = random(11);
+    await fts.upsert(Array.from({ length: 400 }, (_, i) => chunk({
+      id: `c${String(i).padStart(3, '0')}`,
+      dataset_id: `ds${i % 3}`,
+      document_id: `doc${i % 7}`,
+      document_name: `${text(next, 3)}.pdf`,
+      content: text(next, 5 + Math.floor(next() * 60)),
+      important_keywords: next() < 0.3 ? [text(next, 2), text(next, 1)] : [],
+      questions: next() < 0.2 ? [text(next, 6)] : [],
+      available: next() < 0.9,
+    })));
+  });
+  afterEach(() => db.close());
+
+  const postingsHeld = async (index: SqliteChunkIndex) => (await index.cacheSizes()).find((c) => c.name === 'postings')!;
+
+  it("scores every hit exactly as FTS5's bm25() with the column weights (name ×5, content ×1, keywords ×15, questions ×10)", async () => {
+    const filter: ChunkFilter = { datasetIds: ['ds0', 'ds1', 'ds2'] };
+    let compared = 0;
+    for (const question of QUESTIONS) {
+      const expected = asRows(await fts.fullText(question, filter, 1000));
+      const actual = asRows(await memory.fullText(question, filter, 1000));
+      // Same rows with the same scores, bit for bit.
+      assert.deepEqual(actual, expected, question);
+      compared += expected.length;
+    }
+    assert.ok(compared > 500, `${compared} hits compared`);
+    assert.ok((await postingsHeld(memory)).entries === 400, 'the three datasets were searched in memory');
+    assert.equal((await postingsHeld(fts)).entries, 0, 'a bound of 0 keeps full text in FTS5');
+  });
+
+  it('keeps the best `limit` hits in bm25 order and honours datasets, documents and availability', async () => {
+    const filters: ChunkFilter[] = [
+      { datasetIds: ['ds1'] },
+      { datasetIds: ['ds0', 'ds2'], availableOnly: true },
+      { datasetIds: ['ds0', 'ds1', 'ds2'], documentIds: ['doc2', 'doc5'], availableOnly: true },
+      { datasetIds: ['ds2'], documentIds: ['nope'] },
+    ];
+    for (const filter of filters) {
+      for (const question of QUESTIONS) {
+        const expected = await fts.fullText(question, filter, 15);
+        const actual = await memory.fullText(question, filter, 15);
+        const what = `${question} ${JSON.stringify(filter)}`;
+        assert.deepEqual(actual.map((h) => h.score), expected.map((h) => h.score), what);
+        for (const hit of actual) {
+          assert.ok(filter.datasetIds.includes(hit.dataset_id), what);
+          if (filter.documentIds) assert.ok(filter.documentIds.includes(hit.document_id), what);
+        }
+        if (filter.availableOnly) {
+          const chunks = await memory.getMany(actual.map((h) => h.id));
+          assert.ok(chunks.every((c) => c.available), what);
+        }
+      }
+    }
+  });
+
+  it('sees every write at the next search (quiet period 0): upsert, update, rename, delete', async () => {
+    const filter: ChunkFilter = { datasetIds: ['ds0', 'ds1'], availableOnly: true };
+    const same = async (why: string) => {
+      for (const question of QUESTIONS) assert.deepEqual(asRows(await memory.fullText(question, filter, 1000)), asRows(await fts.fullText(question, filter, 1000)), `${why}: ${question}`);
+    };
+    await same('before');
+    await fts.upsert([chunk({ id: 'new', dataset_id: 'ds1', content: 'zeppelin solar solar efficiency' })]);
+    assert.deepEqual((await memory.fullText('zeppelin', filter, 5)).map((h) => h.id), ['new']);
+    await fts.update('c000', { available: false, content: 'zeppelin' });
+    await same('after update');
+    await fts.renameDocument('doc3', 'zeppelin manual.pdf');
+    await same('after rename');
+    await fts.deleteByDocument('doc1');
+    await fts.deleteChunks(['new']);
+    await same('after deletes');
+    assert.equal((await memory.fullText('zeppelin', filter, 50)).every((h) => h.document_id === 'doc3'), true);
+  });
+
+  it('searches with FTS5 when a copy would not fit the bound, with the same hits', async () => {
+    const bounded = new SqliteChunkIndex(db, { postingsQuietMs: 0, postingsCacheBytes: 20_000, postingsSchedule: atOnce });
+    const filter: ChunkFilter = { datasetIds: ['ds0', 'ds1', 'ds2'] };
+    for (const question of QUESTIONS.slice(0, 3)) {
+      assert.deepEqual(asRows(await bounded.fullText(question, filter, 10)).map((r) => r[1]), asRows(await fts.fullText(question, filter, 10)).map((r) => r[1]));
+    }
+    assert.equal((await postingsHeld(bounded)).entries, 0);
+  });
+});
+
+describe('indexedWords', () => {
+  it('finds the words tokenize finds, on ASCII and other text', () => {
+    for (const sample of ['Café—NAÏVE, x-ray 3.5 µg', 'plain ASCII text,\nwith lines\tand TABS', 'β-cells İstanbul ﬁnance Straße', '', '...']) {
+      assert.deepEqual(indexedWords(sample), tokenize(sample).map((t) => t.word), sample);
+    }
+  });
+});
+
+describe('porterStem on words with non-ASCII letters', () => {
+  it('stems them as FTS5 does, byte by byte ("straße" → "straß"), so that their postings are FTS5\'s', () => {
+    const words = ['straße', 'größeren', 'fußballs', 'ﬁnances', 'añadidos', 'ελληνικα', 'βcells'];
+    const db = openIndexDatabase(':memory:');
+    db.exec(`CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'porter unicode61');
+             CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');`);
+    words.forEach((word, i) => db.prepare('INSERT INTO t (rowid, x) VALUES (?, ?)').run(i + 1, word));
+    const terms = db.prepare('SELECT term FROM v ORDER BY doc').pluck().all() as string[];
+    db.close();
+    assert.deepEqual(words.map((w) => tokenize(w).map((t) => t.stem).join(' ')), terms);
+    assert.equal(porterStem('straße'), 'straß');
+  });
+});
+
+describe('PostingsCache', () => {
+  const row = (rowid: number, content: string): PostingSourceRow => ({
+    rowid, id: `r${rowid}`, document_id: 'd', document_name: 'n', available: 1, content, important_keywords: '[]', questions: '[]',
+  });
+
+  function fakeSource(chunks = 10) {
+    const state = { generation: 1, builds: 0, buildMs: 0, clock: 0 };
+    const source: PostingsSource = {
+      generations: (ids) => new Map(ids.map((id) => [id, state.generation])),
+      chunkCount: () => chunks,
+      build: (id) => {
+        state.builds++;
+        state.clock += state.buildMs;
+        return { generation: state.generation, postings: DatasetPostings.build(id, Array.from({ length: chunks }, (_, i) => row(i + 1, 'alpha beta'))) };
+      },
+    };
+    return { state, source, now: () => state.clock };
+  }
+
+  it('never builds inside a search: the search that finds a copy due answers from FTS5, the build runs after it, once', () => {
+    const { state, source } = fakeSource();
+    const pending: (() => void)[] = [];
+    const cache = new PostingsCache(source, { maxBytes: 1e6, quietMs: 0, schedule: (build) => void pending.push(build) });
+    assert.equal(cache.current(['ds'], 2), undefined, 'FTS5 for the search that found the copy due');
+    assert.equal(cache.current(['ds'], 2), undefined, 'and for searches before the build ran');
+    assert.equal(state.builds, 0);
+    assert.equal(pending.length, 1, 'one build scheduled, however many searches found it due');
+    pending.shift()!();
+    assert.equal(state.builds, 1);
+    assert.equal(cache.current(['ds'], 2)?.length, 1, 'the copy serves the next search');
+  });
+
+  it('a scheduled build that fails is reported and scheduled again by a later search', () => {
+    const { source } = fakeSource();
+    const pending: (() => void)[] = [];
+    const errors: unknown[] = [];
+    let fail = true;
+    const flaky: PostingsSource = { ...source, build: (id) => { if (fail) throw new Error('disk I/O error'); return source.build(id); } };
+    const cache = new PostingsCache(flaky, { maxBytes: 1e6, quietMs: 0, schedule: (build) => void pending.push(build), onBuildError: (err) => void errors.push(err) });
+    cache.current(['ds'], 2);
+    pending.shift()!();
+    assert.match(String(errors[0]), /disk I\/O error/);
+    fail = false;
+    assert.equal(cache.current(['ds'], 2), undefined);
+    pending.shift()!();
+    assert.equal(cache.current(['ds'], 2)?.length, 1);
+  });
+
+  it('builds a copy only once its dataset has gone unwritten for the quiet period, and rebuilds after a write the same way', () => {
+    const { state, source, now } = fakeSource();
+    const cache = new PostingsCache(source, { maxBytes: 1e6, quietMs: 1000, now, schedule: atOnce });
+    assert.equal(cache.current(['ds'], 2), undefined, 'first seen: not yet');
+    state.clock += 999;
+    assert.equal(cache.current(['ds'], 2), undefined, 'written 999 ms ago');
+    state.clock += 1;
+    assert.equal(cache.current(['ds'], 2)?.length, 1, 'quiet for 1 s: built');
+    assert.equal(state.builds, 1);
+    state.generation++;
+    assert.equal(cache.current(['ds'], 2), undefined, 'stale copy is not used');
+    state.clock += 1000;
+    assert.equal(cache.current(['ds'], 2)?.length, 1);
+    assert.equal(state.builds, 2);
+    assert.equal(cache.current(['ds'], 2)?.length, 1, 'current copy reused');
+    assert.equal(state.builds, 2);
+  });
+
+  it('waits ten times the last build time before rebuilding a dataset whose builds are slow', () => {
+    const { state, source, now } = fakeSource();
+    const cache = new PostingsCache(source, { maxBytes: 1e6, quietMs: 10, now, schedule: atOnce });
+    state.buildMs = 500;
+    cache.current(['ds'], 2);
+    state.clock += 10;
+    assert.equal(cache.current(['ds'], 2)?.length, 1);
+    state.generation++;
+    cache.current(['ds'], 2);
+    state.clock += 4_999;
+    assert.equal(cache.current(['ds'], 2), undefined);
+    state.clock += 1;
+    assert.equal(cache.current(['ds'], 2)?.length, 1);
+  });
+
+  it('builds only while no other connection of the process is building (shared lock), and frees the lock after', () => {
+    const { state, source } = fakeSource();
+    const lock = new Int32Array(new SharedArrayBuffer(4));
+    const cache = new PostingsCache(source, { maxBytes: 1e6, quietMs: 0, buildLock: lock, threadId: 3, schedule: atOnce });
+    Atomics.store(lock, 0, 8); // another thread (id 7) is building
+    assert.equal(cache.current(['ds'], 2), undefined, 'FTS5 meanwhile');
+    assert.equal(state.builds, 0);
+    Atomics.store(lock, 0, 0);
+    assert.equal(cache.current(['ds'], 2)?.length, 1);
+    assert.equal(state.builds, 1);
+    assert.equal(Atomics.load(lock, 0), 0, 'released');
+    const failing = new PostingsCache({ ...source, build: () => { throw new Error('disk I/O error'); } }, { maxBytes: 1e6, quietMs: 0, buildLock: lock, schedule: atOnce });
+    assert.throws(() => failing.current(['other'], 2), /disk I\/O error/);
+    assert.equal(Atomics.load(lock, 0), 0, 'released after a failed build');
+  });
+
+  it('does not build a dataset whose estimated copy exceeds the bound, and drops least recently used copies to fit', () => {
+    const { source } = fakeSource(1_000);
+    const small = new PostingsCache(source, { maxBytes: 1_000, quietMs: 0, schedule: atOnce });
+    assert.equal(small.current(['ds'], 2), undefined);
+    assert.equal(small.size().builds, 0, 'not even attempted');
+    const one = DatasetPostings.build('x', Array.from({ length: 1_000 }, (_, i) => row(i + 1, 'alpha beta'))).bytes;
+    const cache = new PostingsCache(source, { maxBytes: Math.floor(one * 2.5), quietMs: 0, schedule: atOnce });
+    for (const id of ['a', 'b', 'c', 'a']) assert.equal(cache.current([id], 2)?.length, 1, id);
+    assert.equal(cache.size().datasets, 2, 'two copies fit');
+    assert.ok(cache.size().bytes <= one * 2.5);
+  });
+});
