@@ -211,62 +211,68 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
 
     /** Replaces the document's chunks with this run's, then marks it DONE. Idempotent. */
     async indexChunks(ref: RunRef & { chunksKey: string; vectorsPrefix: string; batches: number }): Promise<{ chunks: number; tokens: number }> {
-      const doc = await currentRun(ref);
-      const drafts = await readJson<ChunkDraft[]>(blobs, ref.chunksKey);
-      const vectors: number[][] = [];
-      for (let b = 0; b < ref.batches; b++) {
-        const part = await readVectors(blobs, `${ref.vectorsPrefix}/${b}.bin`);
-        if (!part) throw new Error(`embedding batch ${b} is missing`);
-        vectors.push(...part);
-      }
-      const now = nowMs();
-      const chunks: IndexedChunk[] = [];
-      for (const [i, d] of drafts.entries()) {
-        const id = chunkId(doc.id, ref.runSeq, i);
-        let imageId = '';
-        if (d.image) {
-          imageId = `${doc.dataset_id}-${id}`;
-          await blobs.put(chunkImageKey(doc.dataset_id, id), d.image);
+      // Writing to a remote index (Milvus) can take longer than the heartbeat timeout: heartbeat meanwhile.
+      const stop = keepAlive();
+      try {
+        const doc = await currentRun(ref);
+        const drafts = await readJson<ChunkDraft[]>(blobs, ref.chunksKey);
+        const vectors: number[][] = [];
+        for (let b = 0; b < ref.batches; b++) {
+          const part = await readVectors(blobs, `${ref.vectorsPrefix}/${b}.bin`);
+          if (!part) throw new Error(`embedding batch ${b} is missing`);
+          vectors.push(...part);
         }
-        chunks.push({
-          id,
-          tenant_id: doc.tenant_id,
-          dataset_id: doc.dataset_id,
-          document_id: doc.id,
-          document_name: doc.name,
-          content: d.content,
-          important_keywords: d.important_keywords ?? [],
-          questions: d.questions ?? [],
-          tag_kwd: d.tag_kwd ?? [],
-          image_id: imageId,
-          positions: d.positions ?? [],
-          available: true,
-          create_time: toDateTime(now),
-          create_timestamp: now / 1000,
-          parent_content: d.parent_content,
-          vector: vectors[i],
-        });
+        const now = nowMs();
+        const chunks: IndexedChunk[] = [];
+        for (const [i, d] of drafts.entries()) {
+          const id = chunkId(doc.id, ref.runSeq, i);
+          let imageId = '';
+          if (d.image) {
+            imageId = `${doc.dataset_id}-${id}`;
+            await blobs.put(chunkImageKey(doc.dataset_id, id), d.image);
+          }
+          chunks.push({
+            id,
+            tenant_id: doc.tenant_id,
+            dataset_id: doc.dataset_id,
+            document_id: doc.id,
+            document_name: doc.name,
+            content: d.content,
+            important_keywords: d.important_keywords ?? [],
+            questions: d.questions ?? [],
+            tag_kwd: d.tag_kwd ?? [],
+            image_id: imageId,
+            positions: d.positions ?? [],
+            available: true,
+            create_time: toDateTime(now),
+            create_timestamp: now / 1000,
+            parent_content: d.parent_content,
+            vector: vectors[i],
+          });
+        }
+        await index.deleteByDocument(doc.id);
+        await index.upsert(chunks);
+        const tokens = drafts.reduce((n, d) => n + countTokens(d.content), 0);
+        const seconds = (nowMs() - (doc.process_begin_at ?? now)) / 1000;
+        const written = await store.documents.updateRun(doc.id, ref.runSeq, {
+          run: 'DONE',
+          progress: 1,
+          progress_msg: `Done: ${chunks.length} chunks, ${tokens} tokens in ${seconds.toFixed(1)} s`,
+          chunk_count: chunks.length,
+          token_count: tokens,
+          process_duration: seconds,
+          update_time: nowMs(),
+        }, 'RUNNING');
+        if (!written) {
+          // Stopped, deleted or re-parsed while we wrote: leave nothing of this run behind.
+          const now2 = await store.documents.byId(doc.id);
+          if (!now2 || now2.run_seq === ref.runSeq) await index.deleteByDocument(doc.id);
+          throw ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${doc.id} was superseded`, STALE);
+        }
+        return { chunks: chunks.length, tokens };
+      } finally {
+        stop();
       }
-      await index.deleteByDocument(doc.id);
-      await index.upsert(chunks);
-      const tokens = drafts.reduce((n, d) => n + countTokens(d.content), 0);
-      const seconds = (nowMs() - (doc.process_begin_at ?? now)) / 1000;
-      const written = await store.documents.updateRun(doc.id, ref.runSeq, {
-        run: 'DONE',
-        progress: 1,
-        progress_msg: `Done: ${chunks.length} chunks, ${tokens} tokens in ${seconds.toFixed(1)} s`,
-        chunk_count: chunks.length,
-        token_count: tokens,
-        process_duration: seconds,
-        update_time: nowMs(),
-      }, 'RUNNING');
-      if (!written) {
-        // Stopped, deleted or re-parsed while we wrote: leave nothing of this run behind.
-        const now2 = await store.documents.byId(doc.id);
-        if (!now2 || now2.run_seq === ref.runSeq) await index.deleteByDocument(doc.id);
-        throw ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${doc.id} was superseded`, STALE);
-      }
-      return { chunks: chunks.length, tokens };
     },
 
     async markCancelled(ref: RunRef): Promise<void> {

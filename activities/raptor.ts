@@ -137,7 +137,7 @@ export function raptorActivities({ store, index, blobs, models }: ActivityDeps, 
         const llmId = chatModelOf(parserConfig);
         const chat = llmId ? await models.providers.resolve(dataset.tenant_id, llmId, 'chat') : await models.providers.resolveDefault(dataset.tenant_id, 'chat');
         await report(ref, { ...ref.progress, stage: 'collecting chunks' });
-        const groups = await collectSources({ store, index }, dataset, settings.scope, () => runtime.heartbeat());
+        const groups = await collectSources({ store, index }, dataset, settings, () => runtime.heartbeat());
         const job: RaptorJob = {
           tenantId: dataset.tenant_id,
           settings,

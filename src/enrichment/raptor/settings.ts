@@ -21,6 +21,8 @@ export interface RaptorSettings extends ClusterSettings {
   maxToken: number;
   /** file: one tree per document; dataset: one tree over all the dataset's chunks. */
   scope: RaptorScope;
+  /** auto_disable_for_structured_data: leave spreadsheets and tables (rows, not prose) out of the trees. */
+  skipStructured: boolean;
 }
 
 export const RAPTOR_DEFAULTS: RaptorSettings = {
@@ -31,6 +33,7 @@ export const RAPTOR_DEFAULTS: RaptorSettings = {
   maxCluster: 64,
   seed: 0,
   scope: 'file',
+  skipStructured: false,
 };
 
 function raptorSection(parserConfig: Record<string, unknown>): Record<string, unknown> {
@@ -51,6 +54,7 @@ export function raptorSettings(parserConfig: Record<string, unknown>): RaptorSet
     maxCluster: numberOr(r.max_cluster, RAPTOR_DEFAULTS.maxCluster),
     seed: numberOr(r.random_seed, RAPTOR_DEFAULTS.seed),
     scope: r.scope === 'dataset' ? 'dataset' : 'file',
+    skipStructured: r.auto_disable_for_structured_data === true,
   };
 }
 

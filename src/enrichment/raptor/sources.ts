@@ -15,20 +15,28 @@ export interface SourceGroup {
 
 const PAGE = 500;
 
+/** Documents of rows rather than prose: summarising clusters of rows says nothing (auto_disable_for_structured_data). */
+const STRUCTURED_SUFFIXES = new Set(['csv', 'tsv', 'xls', 'xlsx', 'ods']);
+
+export function isStructured(doc: { suffix: string; chunk_method: string }): boolean {
+  return doc.chunk_method === 'table' || STRUCTURED_SUFFIXES.has(doc.suffix.toLowerCase());
+}
+
 /**
  * The leaves of the dataset's RAPTOR trees: the available, non-empty, embedded chunks of its parsed (DONE)
- * documents, RAPTOR summaries excluded, in a fixed order (documents by creation, chunks in reading
+ * documents (spreadsheets and tables left out when the settings say so), RAPTOR summaries excluded, in a fixed order (documents by creation, chunks in reading
  * order) so that the same chunks always cluster the same way. Vectors of another dimension than most
  * (chunks embedded before an embedding-model change) are left out: they cannot be compared.
  */
 export async function collectSources(
   deps: { store: MetaStore; index: ChunkIndex },
   dataset: Pick<DatasetRow, 'id' | 'name'>,
-  scope: RaptorScope,
+  settings: { scope: RaptorScope; skipStructured: boolean },
   onPage: () => void = () => {},
 ): Promise<SourceGroup[]> {
+  const { scope } = settings;
   const documents = (await deps.store.documents.listByDataset(dataset.id))
-    .filter((d) => d.run === 'DONE')
+    .filter((d) => d.run === 'DONE' && !(settings.skipStructured && isStructured(d)))
     .sort((a, b) => a.create_time - b.create_time || a.id.localeCompare(b.id));
   const perDocument: { id: string; name: string; chunks: IndexedChunk[] }[] = [];
   for (const doc of documents) {

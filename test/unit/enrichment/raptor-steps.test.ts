@@ -227,6 +227,24 @@ describe('RAPTOR steps (fake chat model, real store, index and files)', () => {
     assert.equal(found.filter((c) => c.raptor_layer === top).length, 1, 'one root');
   });
 
+  it('auto_disable_for_structured_data leaves spreadsheets out of the trees; without it they are summarised too', async () => {
+    const sheet = newId();
+    const now = Date.now();
+    await store.documents.insert({
+      id: sheet, dataset_id: datasetId, tenant_id: 'tenant', name: 'prices.xlsx', location: '', size: 1, type: 'doc', suffix: 'xlsx', chunk_method: 'naive',
+      parser_config: '{}', source_type: 'local', created_by: 'u', run: 'DONE', progress: 1, progress_msg: '', process_begin_at: null, process_duration: 0,
+      chunk_count: 12, token_count: 100, meta_fields: '{}', run_seq: 1, create_time: now + 10, update_time: now,
+    });
+    await index.upsert(chunks(datasetId, sheet, 12));
+    await setRaptor({ auto_disable_for_structured_data: true });
+    await runTask();
+    const skipped = new Set((await summaries()).map((c) => c.document_id));
+    assert.ok(skipped.has(docs[0]!) && !skipped.has(sheet), 'prose summarised, the spreadsheet not');
+    await setRaptor({ auto_disable_for_structured_data: false });
+    await runTask();
+    assert.ok(new Set((await summaries()).map((c) => c.document_id)).has(sheet));
+  });
+
   it('max_cluster bounds the clusters of each tree level', async () => {
     await setRaptor({ max_cluster: 2 });
     await runTask();

@@ -44,8 +44,8 @@ describe('RAPTOR summary calls and settings', () => {
     assert.deepEqual(raptorSettings({}), RAPTOR_DEFAULTS);
     assert.equal(RAPTOR_DEFAULTS.prompt, DEFAULT_RAPTOR_PROMPT);
     assert.deepEqual(
-      raptorSettings({ raptor: { use_raptor: true, prompt: 'P {cluster_content}', max_token: 1024, clustering_threshold: 0.5, clustering_ratio: 0.25, max_cluster: 8, random_seed: 7, scope: 'dataset' } }),
-      { prompt: 'P {cluster_content}', maxToken: 1024, threshold: 0.5, ratio: 0.25, maxCluster: 8, seed: 7, scope: 'dataset' },
+      raptorSettings({ raptor: { use_raptor: true, prompt: 'P {cluster_content}', max_token: 1024, clustering_threshold: 0.5, clustering_ratio: 0.25, max_cluster: 8, random_seed: 7, scope: 'dataset', auto_disable_for_structured_data: true } }),
+      { prompt: 'P {cluster_content}', maxToken: 1024, threshold: 0.5, ratio: 0.25, maxCluster: 8, seed: 7, scope: 'dataset', skipStructured: true },
     );
     assert.equal(raptorEnabled({ raptor: { use_raptor: true } }), true);
     assert.equal(raptorEnabled({ raptor: { use_raptor: false } }), false);
