@@ -23,7 +23,7 @@
  * processes are measured beside Cairn's; `--embedded` is about processes (one `cairn start`), `--profile`
  * about backends, and they combine. `--summary FILE` writes the key figures as JSON (bench/profiles.ts).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';

@@ -1,9 +1,8 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { queryTerms } from '../retrieval/tokenizer.js';
 import { messageSize, planEviction, type FifoCandidate } from '../memories/size.js';
-import type { MemoryType } from '../memories/types.js';
 import { ensureMemorySchema } from './memory-sqlite-schema.js';
-import { fromFloat32Blob, toFloat32Blob } from './vector-codec.js';
+import { toFloat32Blob } from './vector-codec.js';
 import { toMessage, type MessageRow } from './memory-rows.js';
 import type {
   AddOptions, AddResult, MemoryCandidate, MemoryIndex, MemoryListQuery, MemoryMessage, MemoryRecentQuery,

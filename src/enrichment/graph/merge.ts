@@ -45,9 +45,29 @@ interface EntityAcc {
   fragments: string[];
 }
 
-interface RelationAcc {
+export interface RelationAcc {
   relation: GraphRelation;
   fragments: string[];
+}
+
+/** Adds an edge between two nodes to `relations` (one per unordered pair): weights summed, descriptions and sources merged. */
+export function addRelation(
+  relations: Map<string, RelationAcc>,
+  source: string,
+  target: string,
+  edge: { weight: number; description: string },
+  sourceIds: Iterable<string>,
+): void {
+  if (source === target) return;
+  const key = pairKey(source, target);
+  let acc = relations.get(key);
+  if (!acc) {
+    acc = { relation: { source, target, description: '', weight: 0, sourceIds: [] }, fragments: [] };
+    relations.set(key, acc);
+  }
+  acc.relation.weight += edge.weight;
+  addFragments(acc.fragments, edge.description);
+  addSources(acc.relation.sourceIds, sourceIds);
 }
 
 export function pairKey(a: string, b: string): string {
@@ -102,18 +122,7 @@ export function mergeExtractions(units: UnitExtraction[]): Graph {
     const unitTypes = new Map<string, string>();
     for (const e of unit.entities) if (!unitTypes.has(nameKey(e.name))) unitTypes.set(nameKey(e.name), e.type);
     for (const r of unit.relations) {
-      const source = endpoint(r.source, unitTypes, unit.chunkIds);
-      const target = endpoint(r.target, unitTypes, unit.chunkIds);
-      if (source === target) continue;
-      const key = pairKey(source, target);
-      let acc = relations.get(key);
-      if (!acc) {
-        acc = { relation: { source, target, description: '', weight: 0, sourceIds: [] }, fragments: [] };
-        relations.set(key, acc);
-      }
-      acc.relation.weight += r.weight;
-      addFragments(acc.fragments, r.description);
-      addSources(acc.relation.sourceIds, unit.chunkIds);
+      addRelation(relations, endpoint(r.source, unitTypes, unit.chunkIds), endpoint(r.target, unitTypes, unit.chunkIds), r, unit.chunkIds);
     }
   }
 

@@ -1,6 +1,6 @@
 import { tokenize } from '../../retrieval/tokenizer.js';
-import { addFragments, addSources, nameKey, pairKey } from './merge.js';
-import type { Graph, GraphEntity, GraphRelation } from './types.js';
+import { addFragments, addRelation, addSources, nameKey, type RelationAcc } from './merge.js';
+import type { Graph, GraphEntity } from './types.js';
 
 /**
  * Entity resolution: near-duplicate names of one type become one node. Candidates come from the names
@@ -162,21 +162,8 @@ export function applyMerges(graph: Graph, pairs: [string, string][]): Graph {
     addSources(acc.entity.sourceIds, e.sourceIds);
   }
 
-  const relations = new Map<string, { relation: GraphRelation; fragments: string[] }>();
-  for (const r of graph.relations) {
-    const source = find(r.source);
-    const target = find(r.target);
-    if (source === target) continue;
-    const key = pairKey(source, target);
-    let acc = relations.get(key);
-    if (!acc) {
-      acc = { relation: { source, target, description: '', weight: 0, sourceIds: [] }, fragments: [] };
-      relations.set(key, acc);
-    }
-    acc.relation.weight += r.weight;
-    addFragments(acc.fragments, r.description);
-    addSources(acc.relation.sourceIds, r.sourceIds);
-  }
+  const relations = new Map<string, RelationAcc>();
+  for (const r of graph.relations) addRelation(relations, find(r.source), find(r.target), r, r.sourceIds);
 
   const entities = graph.entities
     .filter((e) => find(e.id) === e.id)
