@@ -18,33 +18,17 @@ import { escapeLike } from '../../store/datasets.js';
 import { messageSize, planEviction, type FifoCandidate } from '../../memories/size.js';
 import { chunksOf } from './batches.js';
 import { fromFloat32Blob, toFloat32Blob } from '../vector-codec.js';
-import { toMessage } from '../memory-rows.js';
+import { toMessage, type MessageRow } from '../memory-rows.js';
 import type {
   AddOptions, AddResult, MemoryListQuery, MemoryMessage, MemoryRecentQuery, MemorySearchFilter, MemoryUsage, NewMemoryMessage,
 } from '../memory-types.js';
 
-interface MessagesTable {
-  message_id: number;
-  memory_id: string;
-  tenant_id: string;
-  message_type: string;
-  source_id: number;
-  user_id: string;
-  agent_id: string;
-  session_id: string;
+/** The shared message row, plus what only the ledger keeps. */
+interface MessagesTable extends MessageRow {
   /** session_id lower-cased (JavaScript's toLowerCase), for the listing's case-insensitive session filter. */
   session_key: string;
   dedup_key: string | null;
-  content: string;
-  valid_at: number;
-  invalid_at: number | null;
-  forget_at: number | null;
-  status: number;
-  size: number;
-  create_time: number;
   dim: number;
-  /** float32 (as the embedded index keeps it); null when the message has no vector. */
-  vector: Buffer | null;
 }
 
 export interface LedgerTables {
