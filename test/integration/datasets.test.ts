@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { harness } from './harness.js';
 import { Api, newUser, eventually } from './client.js';
 import { openDatabase } from '../../src/store/db.js';
+import { NUL_IN_BODY, NUL_IN_URL } from '../../src/api/nul-guard.js';
 
 describe('datasets over HTTP', function () {
   let api: Api;
@@ -113,6 +114,41 @@ describe('datasets over HTTP', function () {
       const b = await api.post('/datasets', { name: 'rivers' });
       assert.equal(a.body.data.name, 'Rivers');
       assert.equal(b.body.data.name, 'rivers(1)');
+    });
+  });
+
+  describe('a NUL character is a 400 on every profile (PostgreSQL cannot store it)', () => {
+    it('in a JSON string, and nothing is created', async () => {
+      const name = `nul-${Date.now()}`;
+      const res = await api.post('/datasets', { name: `${name}\u0000x` });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.message, NUL_IN_BODY);
+      const names = (await api.get('/datasets', { page_size: 100 })).body.data.map((d: { name: string }) => d.name);
+      assert.ok(!names.some((n: string) => n.startsWith(name)), names.join());
+    });
+
+    it('in a JSON key', async () => {
+      const res = await api.request('POST', '/retrieval', { raw: '{"question": "q", "a\\u0000": 1}', headers: { 'Content-Type': 'application/json' } });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.message, NUL_IN_BODY);
+    });
+
+    it('in a query or a path, and a stranger still gets 401 first', async () => {
+      const query = await api.request('GET', '/datasets?name=a%00b');
+      assert.equal(query.status, 400);
+      assert.equal(query.body.message, NUL_IN_URL);
+      const datasetId = (await api.post('/datasets', { name: `nul-path-${Date.now()}` })).body.data.id;
+      const path = await api.request('GET', `/datasets/${datasetId}%00/documents`);
+      assert.equal(path.status, 400);
+      assert.equal(path.body.message, NUL_IN_URL);
+      assert.equal((await new Api((await harness()).url).request('GET', '/datasets?name=a%00b')).status, 401);
+    });
+
+    it('a backslash followed by u0000 as text is not a NUL and is kept', async () => {
+      const name = `not-nul-\\u0000-${Date.now()}`;
+      const res = await api.post('/datasets', { name });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.data.name, name);
     });
   });
 
