@@ -5,11 +5,12 @@ NODE_STAMP := node_modules/.cairn-installed
 VENV_STAMP := $(VENV)/.cairn-installed
 BUNDLE := dist/workflow-bundle.js
 CONSOLE := dist/web/index.html
+COMPILED := dist/node/manifest.json
 UV := $(VENV)/bin/uv pip install --quiet --python $(VENV)/bin/python
 
 .PHONY: install console browser postgres run test test-ts test-py typecheck bench clean
 
-install: $(NODE_STAMP) $(VENV_STAMP) $(BUNDLE) $(CONSOLE)
+install: $(NODE_STAMP) $(VENV_STAMP) $(BUNDLE) $(COMPILED) $(CONSOLE)
 
 # `npm ci` refuses a lock file whose optional platform packages the registry mirror lacks
 # (e.g. @swc/core's darwin builds); `npm install` then installs the same locked tree without them. The
@@ -27,8 +28,14 @@ $(VENV_STAMP): requirements.txt requirements-models.txt clients/python/pyproject
 	$(UV) -e clients/python
 	touch $@
 
-$(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts src/enrichment/*.ts src/enrichment/*/*.ts)
+$(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts src/enrichment/*.ts src/enrichment/*/*.ts) src/engine/task-queues.ts
 	npx tsx src/engine/bundle-workflows.ts
+
+# Cairn's processes and threads run compiled JavaScript from dist/node instead of TypeScript through tsx
+# (~95 MB less for `cairn start`, ~150 per parser process, ~40-100 for the embedding process; docs/operations.md,
+# "Memory"). bin/compiled.js uses a bundle only while its sources are unchanged, else tsx runs the sources.
+$(COMPILED): $(NODE_STAMP) scripts/build-node.mjs bin/compiled.js tsconfig.json $(shell find src activities workflows -name '*.ts' 2>/dev/null)
+	node scripts/build-node.mjs
 
 # The web console (web/: React + Vite), built into dist/web and served by Cairn at `/`.
 $(CONSOLE): $(NODE_STAMP) $(shell find web -type f 2>/dev/null)

@@ -16,10 +16,20 @@ import { readJson, readVectors, workPrefix, writeJson, writeVectors } from './wo
 import { enrichChunks as generateKeywords, enrichmentLabel, keywordSettings, wantsEnrichment, type EnrichmentProgress, type KeywordSettings } from '../src/enrichment/keywords.js';
 import { enrichConcurrency } from '../src/enrichment/concurrency.js';
 import { ModelError } from '../src/models/types.js';
+import { raptorEnabled } from '../src/enrichment/raptor/settings.js';
+import { graphSettings } from '../src/enrichment/graph/settings.js';
 
 export interface RunRef {
   documentId: string;
   runSeq: number;
+}
+
+/** A document split into chunks: the chunks' work file, their counts, and the enrichment asked for. */
+export interface ChunkedRun {
+  chunksKey: string;
+  chunks: number;
+  tokens: number;
+  enrich: KeywordSettings;
 }
 
 /** Embedding batch size: one model call, one heartbeat, one progress update. */
@@ -83,51 +93,177 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     await store.documents.updateRun(ref.documentId, ref.runSeq, { progress, progress_msg: message, update_time: nowMs() });
   }
 
+  /** The file's sections, with progress reported in the extract band. */
+  async function extract(ref: RunRef, doc: DocumentRow): Promise<ExtractedDocument> {
+    const [from, to] = BANDS.extract;
+    await report(ref, from, `Reading ${doc.name}`);
+    const bytes = await blobs.get(doc.location);
+    if (!bytes) throw ApplicationFailure.nonRetryable(`the file of ${doc.name} is missing from storage`, 'MissingFile');
+    const ctx = Context.current();
+    let last = 0;
+    const stop = keepAlive();
+    try {
+      // An empty file is a document with nothing in it (zero chunks, DONE), as in RAGFlow, not a corrupt one.
+      const extracted: ExtractedDocument = bytes.byteLength === 0 ? { sections: [], pages: 0, meta: {} } : await parsers.extract(bytes, doc.name, {
+        signal: ctx.cancellationSignal,
+        onProgress: (fraction, message) => {
+          heartbeat({ fraction });
+          if (Date.now() - last > 500) {
+            last = Date.now();
+            void report(ref, from + (to - from) * fraction, message);
+          }
+        },
+      });
+      throwIfCancelled();
+      await report(ref, to, `Extracted ${extracted.sections.length} sections from ${extracted.pages} page(s)`);
+      return extracted;
+    } catch (err) {
+      throw asFailure(err);
+    } finally {
+      stop();
+    }
+  }
+
+  /** Splits the sections into chunks with the document's chunk method; the chunks go to a work file. */
+  async function chunk(ref: RunRef, doc: DocumentRow, extracted: ExtractedDocument): Promise<ChunkedRun> {
+    const parserConfig = JSON.parse(doc.parser_config) as Record<string, unknown>;
+    const drafts = runChunker(extracted, doc.chunk_method as ChunkMethod, parserConfig, { filename: doc.name });
+    const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks.json`;
+    await writeJson(blobs, chunksKey, drafts);
+    const tokens = drafts.reduce((n, d) => n + countTokens(d.content), 0);
+    await report(ref, BANDS.chunk[1], `Split into ${drafts.length} chunks (${tokens} tokens)`);
+    return { chunksKey, chunks: drafts.length, tokens, enrich: keywordSettings(parserConfig) };
+  }
+
+  function vectorsPrefix(doc: DocumentRow, ref: RunRef): string {
+    return `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/vectors`;
+  }
+
+  /** The chunks' vectors, in batches; each batch is saved as it is done and reused by a retried attempt. */
+  async function embed(ref: RunRef, doc: DocumentRow, drafts: ChunkDraft[], enriched?: boolean): Promise<number[][]> {
+    const ds = await store.datasets.byId(doc.dataset_id);
+    if (!ds) throw ApplicationFailure.nonRetryable(`dataset ${doc.dataset_id} no longer exists`, STALE);
+    const model = await models.embedding(ds.tenant_id, ds.embedding_model);
+    const prefix = vectorsPrefix(doc, ref);
+    const batches = Math.ceil(drafts.length / EMBED_BATCH);
+    const [from, to] = enriched ? BANDS.embedAfterEnrich : BANDS.embed;
+    const vectors: number[][] = [];
+    let titleVector: number[] | undefined;
+    const stop = keepAlive();
+    try {
+      for (let b = 0; b < batches; b++) {
+        throwIfCancelled();
+        const key = `${prefix}/${b}.bin`;
+        const saved = await readVectors(blobs, key);
+        if (saved) {
+          vectors.push(...saved);
+          continue;
+        }
+        titleVector ??= (await model.embed([doc.name]))[0]!;
+        const batch = await chunkVectors(model, titleVector, drafts.slice(b * EMBED_BATCH, (b + 1) * EMBED_BATCH));
+        await writeVectors(blobs, key, batch);
+        vectors.push(...batch);
+        heartbeat({ batch: b });
+        const done = Math.min((b + 1) * EMBED_BATCH, drafts.length);
+        await report(ref, from + ((to - from) * done) / drafts.length, `Embedding chunks: ${done}/${drafts.length}`);
+      }
+      return vectors;
+    } catch (err) {
+      throw asFailure(err);
+    } finally {
+      stop();
+    }
+  }
+
+  /** Replaces the document's chunks with this run's and marks it DONE; a superseded run leaves nothing behind. */
+  async function indexRun(ref: RunRef, doc: DocumentRow, drafts: ChunkDraft[], vectors: number[][], counted?: number): Promise<{ chunks: number; tokens: number }> {
+    const now = nowMs();
+    const chunks: IndexedChunk[] = [];
+    for (const [i, d] of drafts.entries()) {
+      const id = chunkId(doc.id, ref.runSeq, i);
+      let imageId = '';
+      if (d.image) {
+        imageId = `${doc.dataset_id}-${id}`;
+        await blobs.put(chunkImageKey(doc.dataset_id, id), d.image);
+      }
+      chunks.push({
+        id,
+        tenant_id: doc.tenant_id,
+        dataset_id: doc.dataset_id,
+        document_id: doc.id,
+        document_name: doc.name,
+        content: d.content,
+        important_keywords: d.important_keywords ?? [],
+        questions: d.questions ?? [],
+        tag_kwd: d.tag_kwd ?? [],
+        image_id: imageId,
+        positions: d.positions ?? [],
+        available: true,
+        create_time: toDateTime(now),
+        create_timestamp: now / 1000,
+        parent_content: d.parent_content,
+        vector: vectors[i],
+      });
+    }
+    await index.deleteByDocument(doc.id);
+    await index.upsert(chunks);
+    const tokens = counted ?? drafts.reduce((n, d) => n + countTokens(d.content), 0);
+    const seconds = (nowMs() - (doc.process_begin_at ?? now)) / 1000;
+    const written = await store.documents.updateRun(doc.id, ref.runSeq, {
+      run: 'DONE',
+      progress: 1,
+      progress_msg: `Done: ${chunks.length} chunks, ${tokens} tokens in ${seconds.toFixed(1)} s`,
+      chunk_count: chunks.length,
+      token_count: tokens,
+      process_duration: seconds,
+      update_time: nowMs(),
+    }, 'RUNNING');
+    if (!written) {
+      // Stopped, deleted or re-parsed while we wrote: leave nothing of this run behind.
+      const now2 = await store.documents.byId(doc.id);
+      if (!now2 || now2.run_seq === ref.runSeq) await index.deleteByDocument(doc.id);
+      throw ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${doc.id} was superseded`, STALE);
+    }
+    return { chunks: chunks.length, tokens };
+  }
+
+  /** Whether the document's new chunks concern the dataset's RAPTOR job or its knowledge graph. */
+  async function afterParse(doc: DocumentRow): Promise<{ raptor: boolean; graph: boolean }> {
+    const ds = await store.datasets.byId(doc.dataset_id);
+    if (!ds) return { raptor: false, graph: false };
+    const datasetConfig = JSON.parse(ds.parser_config) as Record<string, unknown>;
+    return {
+      raptor: raptorEnabled(JSON.parse(doc.parser_config) as Record<string, unknown>) || raptorEnabled(datasetConfig),
+      graph: graphSettings(datasetConfig).enabled,
+    };
+  }
+
   return {
+    /** Extraction alone, for runs started before extraction and chunking were one step. */
     async extractDocument(ref: RunRef): Promise<{ sectionsKey: string; pages: number; sections: number }> {
       const doc = await currentRun(ref);
-      const [from, to] = BANDS.extract;
-      await report(ref, from, `Reading ${doc.name}`);
-      const bytes = await blobs.get(doc.location);
-      if (!bytes) throw ApplicationFailure.nonRetryable(`the file of ${doc.name} is missing from storage`, 'MissingFile');
-      const ctx = Context.current();
-      let last = 0;
-      const stop = keepAlive();
-      try {
-        // An empty file is a document with nothing in it (zero chunks, DONE), as in RAGFlow, not a corrupt one.
-        const extracted: ExtractedDocument = bytes.byteLength === 0 ? { sections: [], pages: 0, meta: {} } : await parsers.extract(bytes, doc.name, {
-          signal: ctx.cancellationSignal,
-          onProgress: (fraction, message) => {
-            heartbeat({ fraction });
-            if (Date.now() - last > 500) {
-              last = Date.now();
-              void report(ref, from + (to - from) * fraction, message);
-            }
-          },
-        });
-        throwIfCancelled();
-        const sectionsKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/sections.json`;
-        await writeJson(blobs, sectionsKey, extracted);
-        await report(ref, to, `Extracted ${extracted.sections.length} sections from ${extracted.pages} page(s)`);
-        return { sectionsKey, pages: extracted.pages, sections: extracted.sections.length };
-      } catch (err) {
-        throw asFailure(err);
-      } finally {
-        stop();
-      }
+      const extracted = await extract(ref, doc);
+      const sectionsKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/sections.json`;
+      await writeJson(blobs, sectionsKey, extracted);
+      return { sectionsKey, pages: extracted.pages, sections: extracted.sections.length };
     },
 
-    /** `enrich`: the keywords and questions the model is to write per chunk (the workflow skips that step when none). */
-    async chunkDocument(ref: RunRef & { sectionsKey: string }): Promise<{ chunksKey: string; chunks: number; tokens: number; enrich: KeywordSettings }> {
+    /** Chunking alone, for runs started before extraction and chunking were one step. */
+    async chunkDocument(ref: RunRef & { sectionsKey: string }): Promise<ChunkedRun> {
       const doc = await currentRun(ref);
-      const extracted = await readJson<ExtractedDocument>(blobs, ref.sectionsKey);
-      const parserConfig = JSON.parse(doc.parser_config) as Record<string, unknown>;
-      const drafts = runChunker(extracted, doc.chunk_method as ChunkMethod, parserConfig, { filename: doc.name });
-      const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks.json`;
-      await writeJson(blobs, chunksKey, drafts);
-      const tokens = drafts.reduce((n, d) => n + countTokens(d.content), 0);
-      await report(ref, BANDS.chunk[1], `Split into ${drafts.length} chunks (${tokens} tokens)`);
-      return { chunksKey, chunks: drafts.length, tokens, enrich: keywordSettings(parserConfig) };
+      return chunk(ref, doc, await readJson<ExtractedDocument>(blobs, ref.sectionsKey));
+    },
+
+    /**
+     * The file's sections, split into chunks, in one step: the sections never leave memory. It runs on
+     * the extraction queue, whose few slots match the parser processes, so files waiting for a parser
+     * never hold the slots the embedding steps need. `enrich`: the keywords and questions the model is
+     * to write per chunk (the workflow skips that step when none).
+     */
+    async extractAndChunk(ref: RunRef): Promise<ChunkedRun & { pages: number; sections: number }> {
+      const doc = await currentRun(ref);
+      const extracted = await extract(ref, doc);
+      return { ...(await chunk(ref, doc, extracted)), pages: extracted.pages, sections: extracted.sections.length };
     },
 
     /**
@@ -181,32 +317,9 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     /** Embeds in batches; each batch's vectors are saved, so a retried attempt resumes where the last stopped. */
     async embedChunks(ref: RunRef & { chunksKey: string; enriched?: boolean }): Promise<{ vectorsPrefix: string; batches: number }> {
       const doc = await currentRun(ref);
-      const ds = await store.datasets.byId(doc.dataset_id);
-      if (!ds) throw ApplicationFailure.nonRetryable(`dataset ${doc.dataset_id} no longer exists`, STALE);
       const drafts = await readJson<ChunkDraft[]>(blobs, ref.chunksKey);
-      const model = await models.embedding(ds.tenant_id, ds.embedding_model);
-      const vectorsPrefix = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/vectors`;
-      const batches = Math.ceil(drafts.length / EMBED_BATCH);
-      const [from, to] = ref.enriched ? BANDS.embedAfterEnrich : BANDS.embed;
-      const stop = keepAlive();
-      try {
-        const [titleVector] = await model.embed([doc.name]);
-        for (let b = 0; b < batches; b++) {
-          throwIfCancelled();
-          const key = `${vectorsPrefix}/${b}.bin`;
-          if (await blobs.get(key)) continue;
-          const batch = drafts.slice(b * EMBED_BATCH, (b + 1) * EMBED_BATCH);
-          await writeVectors(blobs, key, await chunkVectors(model, titleVector, batch));
-          heartbeat({ batch: b });
-          const done = Math.min((b + 1) * EMBED_BATCH, drafts.length);
-          await report(ref, from + ((to - from) * done) / drafts.length, `Embedding chunks: ${done}/${drafts.length}`);
-        }
-        return { vectorsPrefix, batches };
-      } catch (err) {
-        throw asFailure(err);
-      } finally {
-        stop();
-      }
+      await embed(ref, doc, drafts, ref.enriched);
+      return { vectorsPrefix: vectorsPrefix(doc, ref), batches: Math.ceil(drafts.length / EMBED_BATCH) };
     },
 
     /** Replaces the document's chunks with this run's, then marks it DONE. Idempotent. */
@@ -222,54 +335,34 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
           if (!part) throw new Error(`embedding batch ${b} is missing`);
           vectors.push(...part);
         }
-        const now = nowMs();
-        const chunks: IndexedChunk[] = [];
-        for (const [i, d] of drafts.entries()) {
-          const id = chunkId(doc.id, ref.runSeq, i);
-          let imageId = '';
-          if (d.image) {
-            imageId = `${doc.dataset_id}-${id}`;
-            await blobs.put(chunkImageKey(doc.dataset_id, id), d.image);
-          }
-          chunks.push({
-            id,
-            tenant_id: doc.tenant_id,
-            dataset_id: doc.dataset_id,
-            document_id: doc.id,
-            document_name: doc.name,
-            content: d.content,
-            important_keywords: d.important_keywords ?? [],
-            questions: d.questions ?? [],
-            tag_kwd: d.tag_kwd ?? [],
-            image_id: imageId,
-            positions: d.positions ?? [],
-            available: true,
-            create_time: toDateTime(now),
-            create_timestamp: now / 1000,
-            parent_content: d.parent_content,
-            vector: vectors[i],
-          });
-        }
-        await index.deleteByDocument(doc.id);
-        await index.upsert(chunks);
-        const tokens = drafts.reduce((n, d) => n + countTokens(d.content), 0);
-        const seconds = (nowMs() - (doc.process_begin_at ?? now)) / 1000;
-        const written = await store.documents.updateRun(doc.id, ref.runSeq, {
-          run: 'DONE',
-          progress: 1,
-          progress_msg: `Done: ${chunks.length} chunks, ${tokens} tokens in ${seconds.toFixed(1)} s`,
-          chunk_count: chunks.length,
-          token_count: tokens,
-          process_duration: seconds,
-          update_time: nowMs(),
-        }, 'RUNNING');
-        if (!written) {
-          // Stopped, deleted or re-parsed while we wrote: leave nothing of this run behind.
-          const now2 = await store.documents.byId(doc.id);
-          if (!now2 || now2.run_seq === ref.runSeq) await index.deleteByDocument(doc.id);
-          throw ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${doc.id} was superseded`, STALE);
-        }
-        return { chunks: chunks.length, tokens };
+        return await indexRun(ref, doc, drafts, vectors);
+      } finally {
+        stop();
+      }
+    },
+
+    /**
+     * Embeds the chunks (resuming from the batches a failed attempt saved), replaces the document's
+     * chunks with them, marks it DONE and removes the run's work files: one step where there were three,
+     * each a round trip through Temporal. A retry after the DONE was written finds the run DONE and
+     * answers with its counts. `tokens`: the chunks' tokens as the chunk step counted them (the
+     * enrichment step does not change chunk texts). `raptor` and `graph`: whether the dataset's RAPTOR or graph job is to hear
+     * of the new chunks (the workflow schedules those steps only then).
+     */
+    async embedAndIndex(ref: RunRef & { chunksKey: string; enriched?: boolean; tokens?: number }): Promise<{ chunks: number; tokens: number; raptor: boolean; graph: boolean }> {
+      const doc = await store.documents.byId(ref.documentId);
+      if (doc && doc.run_seq === ref.runSeq && doc.run === 'DONE') {
+        await blobs.deletePrefix(workPrefix(doc.dataset_id, doc.id, ref.runSeq));
+        return { chunks: doc.chunk_count, tokens: doc.token_count, ...(await afterParse(doc)) };
+      }
+      const current = await currentRun(ref);
+      const drafts = await readJson<ChunkDraft[]>(blobs, ref.chunksKey);
+      const vectors = await embed(ref, current, drafts, ref.enriched);
+      const stop = keepAlive();
+      try {
+        const counts = await indexRun(ref, current, drafts, vectors, ref.tokens);
+        await blobs.deletePrefix(workPrefix(current.dataset_id, current.id, ref.runSeq));
+        return { ...counts, ...(await afterParse(current)) };
       } finally {
         stop();
       }

@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so `cairn` works without a build step.
-import { register } from 'tsx/esm/api';
+// Runs Cairn's CLI: the compiled bundle that `make install` builds (dist/node/) while it matches the sources,
+// else the TypeScript through tsx, so `cairn` works without a build step and never runs a stale build.
+import { pathToFileURL } from 'node:url';
+import { compiledEntry } from './compiled.js';
 
-register();
-await import('../src/cli/main.ts');
+const compiled = compiledEntry(new URL('../src/cli/main.ts', import.meta.url));
+if (compiled) {
+  await import(pathToFileURL(compiled).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+}

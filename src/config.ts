@@ -50,6 +50,8 @@ export interface Config {
   indexThreads: number;
   /** Bound of the embedded chunk index's in-memory full-text copies per index connection, in MB; 0 = FTS5 only. */
   fullTextMemoryMb: number;
+  /** Bound of the embedded chunk index's shared in-memory vectors (CAIRN_CACHE_VECTORS_MB; 0 = always SQLite). */
+  vectorsMemoryMb: number;
   /** Bounds of the in-memory caches (CAIRN_CACHE_*, docs/operations.md "Memory"). */
   caches: CacheLimits;
   /** Admission control of heavy routes, per lane (src/api/admission.ts, docs/overload.md). */
@@ -103,6 +105,7 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     sandboxMemoryMb: Math.max(16, intFrom(env.CAIRN_SANDBOX_MEMORY_MB, 256)),
     ...loadCapacity(env),
     fullTextMemoryMb: Number(env.CAIRN_CACHE_FULLTEXT_MB || 128),
+    vectorsMemoryMb: Number(env.CAIRN_CACHE_VECTORS_MB || 256),
     caches: {
       signBitsMb: Number(env.CAIRN_CACHE_SIGN_BITS_MB || 64),
       termFrequencies: intFrom(env.CAIRN_CACHE_TERM_FREQUENCIES, 50_000),

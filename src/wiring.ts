@@ -30,6 +30,7 @@ function embeddedChunkIndex(config: Config, indexDb: Sqlite): SqliteChunkIndex |
     signBitsCacheBytes: config.caches.signBitsMb * 2 ** 20,
     termFrequencyCacheEntries: config.caches.termFrequencies,
     postingsCacheBytes: config.fullTextMemoryMb * 2 ** 20,
+    vectorsCacheBytes: config.vectorsMemoryMb * 2 ** 20,
   };
   // In-memory full-text copies only on reader threads: their builds take seconds at 100k chunks, which the
   // event loop must never spend (the writer searches only when there are no reader threads).

@@ -1,12 +1,14 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { extractTaskQueue } from '../src/engine/task-queues.js';
 
 /** The long steps heartbeat every second: a dead worker is noticed within seconds and the step retried elsewhere. */
-const steps = proxyActivities<Activities>({
+const STEP_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '20 seconds', maximumAttempts: 5 },
-});
+};
+const steps = proxyActivities<Activities>(STEP_OPTIONS);
 
 /**
  * Generating keywords and questions can take hours on a slow model. No wall-clock limit stops it: the
@@ -32,26 +34,40 @@ export interface ParseInput {
 
 export type ParseOutcome = { status: 'DONE'; chunks: number; tokens: number } | { status: 'FAIL'; message: string } | { status: 'STALE' };
 
+type RunRef = { documentId: string; runSeq: number };
+type Enrich = Awaited<ReturnType<Activities['chunkDocument']>>['enrich'] | undefined;
+
+/** `enrich` is absent from the history of runs chunked before keywords existed: they go on without. */
+const wantsEnrichment = (enrich: Enrich) => !!enrich && (enrich.keywords > 0 || enrich.questions > 0);
+
 /**
- * extract -> chunk -> [keywords and questions] -> embed -> index for one parse run of one document.
+ * extract and chunk -> [keywords and questions] -> embed and index for one parse run of one document.
  * Cancelling the workflow (stop) marks the document CANCEL and removes partial chunks; a failure marks
  * it FAIL with the reason.
  */
 export async function parseDocument(input: ParseInput): Promise<ParseOutcome> {
   const ref = { documentId: input.documentId, runSeq: input.runSeq };
+  // Runs started before 'parse-in-two-steps' took four steps and two bookkeeping ones after them.
+  const twoSteps = patched('parse-in-two-steps');
+  let workFilesRemoved = false;
   try {
+    if (twoSteps) {
+      const done = await parseInTwoSteps(ref);
+      workFilesRemoved = true;
+      // RAPTOR on: the dataset's RAPTOR task starts, or runs once more, with this document's chunks.
+      if (done.raptor) await bookkeeping.raptorAfterParse({ documentId: input.documentId });
+      // Knowledge graph on (graphrag.use_graphrag): the dataset's graph job starts, or runs once more, with this document's chunks.
+      if (done.graph) await bookkeeping.requestGraphAfterParse({ datasetId: input.datasetId });
+      return { status: 'DONE', chunks: done.chunks, tokens: done.tokens };
+    }
     const { sectionsKey } = await steps.extractDocument(ref);
     const chunked = await steps.chunkDocument({ ...ref, sectionsKey });
     let { chunksKey } = chunked;
-    // `enrich` is absent from the history of runs chunked before keywords existed: they go on without.
-    const enrich = chunked.enrich;
-    const enriched = !!enrich && (enrich.keywords > 0 || enrich.questions > 0);
-    if (enriched) ({ chunksKey } = await enrichment.enrichChunks({ ...ref, chunksKey, enrich }));
+    const enriched = wantsEnrichment(chunked.enrich);
+    if (enriched) ({ chunksKey } = await enrichment.enrichChunks({ ...ref, chunksKey, enrich: chunked.enrich }));
     const { vectorsPrefix, batches } = await steps.embedChunks({ ...ref, chunksKey, enriched });
     const { chunks, tokens } = await steps.indexChunks({ ...ref, chunksKey, vectorsPrefix, batches });
-    // RAPTOR on: the dataset's RAPTOR task starts, or runs once more, with this document's chunks.
     if (patched('raptor-after-parse')) await bookkeeping.raptorAfterParse({ documentId: input.documentId });
-    // Knowledge graph on (graphrag.use_graphrag): the dataset's graph job starts, or runs once more, with this document's chunks.
     if (patched('graph-after-parse')) await bookkeeping.requestGraphAfterParse({ datasetId: input.datasetId });
     return { status: 'DONE', chunks, tokens };
   } catch (err) {
@@ -65,6 +81,20 @@ export async function parseDocument(input: ParseInput): Promise<ParseOutcome> {
     await bookkeeping.markFailed({ ...ref, message });
     return { status: 'FAIL', message };
   } finally {
-    await CancellationScope.nonCancellable(() => bookkeeping.removeWorkFiles({ ...ref, datasetId: input.datasetId }));
+    if (!workFilesRemoved) await CancellationScope.nonCancellable(() => bookkeeping.removeWorkFiles({ ...ref, datasetId: input.datasetId }));
   }
+}
+
+/**
+ * Two activities where there were four, each a round trip through Temporal: extraction and chunking on
+ * the extraction queue (slots as many as the parser processes, so files waiting for a parser never hold
+ * the slots embedding needs), then embedding and indexing, which also removes the run's work files.
+ */
+async function parseInTwoSteps(ref: RunRef) {
+  const extraction = proxyActivities<Activities>({ ...STEP_OPTIONS, taskQueue: extractTaskQueue(workflowInfo().taskQueue) });
+  const chunked = await extraction.extractAndChunk(ref);
+  let { chunksKey } = chunked;
+  const enriched = wantsEnrichment(chunked.enrich);
+  if (enriched) ({ chunksKey } = await enrichment.enrichChunks({ ...ref, chunksKey, enrich: chunked.enrich }));
+  return steps.embedAndIndex({ ...ref, chunksKey, enriched, tokens: chunked.tokens });
 }

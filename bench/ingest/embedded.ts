@@ -20,8 +20,8 @@ export interface EmbeddedCairn {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Starts `cairn start` on `dataDir`; `env` adds the profile's backends (bench/profile.ts). */
-export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQueue: string, env: Record<string, string> = {}): Promise<EmbeddedCairn> {
+/** Starts `cairn start` on `dataDir`; `env` adds the profile's backends (bench/profile.ts), `nodeArgs` go to its node (e.g. --cpu-prof). */
+export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQueue: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<EmbeddedCairn> {
   const port = await freePort();
   const temporalPort = await freePort();
   const childEnv: NodeJS.ProcessEnv = {
@@ -38,7 +38,7 @@ export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQ
     MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
   };
   delete childEnv.TEMPORAL_ADDRESS;
-  const child = spawn(process.execPath, [path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const keep = (chunk: Buffer) => {
     text = (text + chunk.toString()).slice(-200_000);

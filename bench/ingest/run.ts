@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/ingest/run.ts [--pdfs N] [--docx N] [--pages N] [--paragraphs N] [--docx-paragraphs N]
  *                               [--batch N] [--timeout MINUTES] [--max-rss-gb N] [--idle SECONDS] [--embedded]
- *                               [--no-limit] [--keep] [--profile embedded|scale-out] [--summary FILE]
+ *                               [--no-limit] [--keep] [--profile embedded|scale-out] [--summary FILE] [--cpu-prof DIR]
  *
  * Starts its own Temporal dev server, Cairn's API (in this process) and a `cairn worker` process (the
  * built-in embedding model) on free ports over a temporary data directory; generates a deterministic
@@ -22,6 +22,7 @@
  * (bench/profile.ts: a private PostgreSQL cluster, milvus-lite and moto, started for the run), whose
  * processes are measured beside Cairn's; `--embedded` is about processes (one `cairn start`), `--profile`
  * about backends, and they combine. `--summary FILE` writes the key figures as JSON (bench/profiles.ts).
+ * `--cpu-prof DIR` (with --embedded) writes a V8 CPU profile of the `cairn start` process into DIR.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -51,6 +52,14 @@ function argument(name: string, fallback: number): number {
   return n;
 }
 
+function stringArgument(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return undefined;
+  const value = process.argv[i + 1];
+  if (!value || value.startsWith('--')) throw new Error(`--${name} needs a value`);
+  return value;
+}
+
 const opts = {
   pdfs: argument('pdfs', DEFAULTS.pdfs),
   docx: argument('docx', DEFAULTS.docx),
@@ -65,15 +74,25 @@ const opts = {
   limit: !process.argv.includes('--no-limit'),
   keep: process.argv.includes('--keep'),
   profile: profileArgument(),
+  cpuProf: stringArgument('cpu-prof'),
 };
+if (opts.cpuProf && !opts.embedded) throw new Error('--cpu-prof profiles the `cairn start` of --embedded');
 if (opts.pdfs + opts.docx === 0) throw new Error('nothing to ingest: --pdfs and --docx are both 0');
 
-const STAGES = [
+/**
+ * The pipeline's stages and their activities: four steps before 'parse-in-two-steps', two since (extraction
+ * with chunking, embedding with indexing). A stage with no activity in the run is left out of the report.
+ */
+const ALL_STAGES = [
   ['extract', 'extractDocument'],
   ['chunk', 'chunkDocument'],
+  ['extract+chunk', 'extractAndChunk'],
   ['embed', 'embedChunks'],
   ['index', 'indexChunks'],
+  ['embed+index', 'embedAndIndex'],
 ] as const;
+const EXTRACT_TYPES = new Set<string>(['extractDocument', 'extractAndChunk']);
+const isStage = (type: string) => ALL_STAGES.some(([, t]) => t === type);
 
 // ------------------------------------------------------------------------------------------ HTTP
 
@@ -186,14 +205,15 @@ interface StageFigures {
 /** Prints the stage table; returns each stage's wall share, mean run time and queue wait per document. */
 function stageReport(runs: WorkflowRun[], docs: number): StageFigures[] {
   const figures: StageFigures[] = [];
-  const activities = runs.flatMap((r) => r.activities).filter((a) => a.status !== 'open' && STAGES.some(([, t]) => t === a.type));
+  const activities = runs.flatMap((r) => r.activities).filter((a) => a.status !== 'open' && isStage(a.type));
+  const stages = ALL_STAGES.filter(([, type]) => activities.some((a) => a.type === type));
   const totalRun = activities.reduce((s, a) => s + (a.closed - a.started), 0);
   const shares = wallShares(activities.map((a) => ({ label: a.type, start: a.started, end: a.closed })));
   const wall = unionMs(activities.map((a) => [a.started, a.closed]));
   const cols = ['total run', 'mean/doc', 'p50', 'p95', 'max', 'busy wall', 'wall share', 'share/doc', 'peak ||', 'queue wait', 'wait/doc', 'retried'];
   const widths = [10, 9, 7, 7, 7, 10, 15, 9, 7, 10, 8, 7];
-  console.log(`  ${'stage'.padEnd(8)} ${cols.map((c, i) => pad(c, widths[i]!)).join(' ')}`);
-  for (const [stage, type] of STAGES) {
+  console.log(`  ${'stage'.padEnd(13)} ${cols.map((c, i) => pad(c, widths[i]!)).join(' ')}`);
+  for (const [stage, type] of stages) {
     const of = activities.filter((a) => a.type === type);
     const runMs = of.map((a) => a.closed - a.started);
     const total = runMs.reduce((s, x) => s + x, 0);
@@ -213,13 +233,13 @@ function stageReport(runs: WorkflowRun[], docs: number): StageFigures[] {
       sec(wait / docs),
       String(of.filter((a) => a.attempt > 1).length),
     ];
-    console.log(`  ${stage.padEnd(8)} ${cells.map((c, i) => pad(c, widths[i]!)).join(' ')}`);
+    console.log(`  ${stage.padEnd(13)} ${cells.map((c, i) => pad(c, widths[i]!)).join(' ')}`);
     figures.push({ stage, sharePct: (100 * share) / wall, meanRunMs: total / Math.max(1, of.length), queueWaitPerDocMs: wait / docs });
   }
   const waitAll = activities.reduce((s, a) => s + (a.started - a.scheduled), 0);
   const blank = (i: number) => pad('', widths[i]!);
   console.log(
-    `  ${'all four'.padEnd(8)} ${pad(sec(totalRun), widths[0]!)} ${pad(sec(totalRun / docs), widths[1]!)} ${[2, 3, 4].map(blank).join(' ')} ${pad(sec(wall), widths[5]!)} ${pad(sec(wall), widths[6]!)} ${pad(sec(wall / docs), widths[7]!)} ${blank(8)} ${pad(sec(waitAll), widths[9]!)} ${pad(sec(waitAll / docs), widths[10]!)}\n` +
+    `  ${'all'.padEnd(13)} ${pad(sec(totalRun), widths[0]!)} ${pad(sec(totalRun / docs), widths[1]!)} ${[2, 3, 4].map(blank).join(' ')} ${pad(sec(wall), widths[5]!)} ${pad(sec(wall), widths[6]!)} ${pad(sec(wall / docs), widths[7]!)} ${blank(8)} ${pad(sec(waitAll), widths[9]!)} ${pad(sec(waitAll / docs), widths[10]!)}\n` +
       '  total run, mean/doc, p50..max: Started->Completed of each activity (concurrent activities share the CPU and the one\n' +
       '    embedding thread, so run times overlap and their sum exceeds wall time);\n' +
       '  busy wall: wall time with at least one activity of the stage running; wall share: wall time split equally among the\n' +
@@ -303,7 +323,8 @@ async function main(): Promise<void> {
     // What runs the pipeline: the process watched for runaway memory, and the processes measured.
     let installation: { url: string; adminKey: string; temporalAddress: string; guarded: { pid: number; exited(): { code: number | null; signal: NodeJS.Signals | null } | undefined; logTail(): string; kill(): void }; components: Component[] };
     if (opts.embedded) {
-      const cairn = await startEmbeddedCairn(config.rootDir, dataDir, config.taskQueue, services.env);
+      const nodeArgs = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
+      const cairn = await startEmbeddedCairn(config.rootDir, dataDir, config.taskQueue, services.env, nodeArgs);
       stops.push(() => cairn.stop());
       const devServer = findDevServer(cairn.child.pid!);
       installation = {
@@ -397,15 +418,20 @@ async function main(): Promise<void> {
     for (;;) {
       await new Promise((r) => setTimeout(r, 500));
       if (fatal) throw fatal;
-      done = await countByRun(api, ds.id, 'DONE');
-      const failed = await countByRun(api, ds.id, 'FAIL');
-      const cancelled = await countByRun(api, ds.id, 'CANCEL');
-      finished = done + failed + cancelled;
+      // One request per poll while documents run: the polls are served by the process being measured.
+      const running = await countByRun(api, ds.id, 'RUNNING');
       const elapsed = performance.now() - parseStart;
-      if (finished >= ids.length) break;
-      if (performance.now() - lastPrint > 15_000) {
-        lastPrint = performance.now();
-        console.log(`  ${sec(elapsed).padStart(8)}: ${done} DONE, ${failed} FAIL, ${cancelled} CANCEL of ${ids.length} (${rate(done, elapsed)} docs/s so far)`);
+      const print = performance.now() - lastPrint > 15_000;
+      if (running === 0 || print) {
+        done = await countByRun(api, ds.id, 'DONE');
+        const failed = await countByRun(api, ds.id, 'FAIL');
+        const cancelled = await countByRun(api, ds.id, 'CANCEL');
+        finished = done + failed + cancelled;
+        if (finished >= ids.length) break;
+        if (print) {
+          lastPrint = performance.now();
+          console.log(`  ${sec(elapsed).padStart(8)}: ${done} DONE, ${failed} FAIL, ${cancelled} CANCEL of ${ids.length} (${rate(done, elapsed)} docs/s so far)`);
+        }
       }
       if (elapsed > opts.timeoutMs) throw new Error(`timed out after ${sec(elapsed)}: ${finished} of ${ids.length} documents finished`);
     }
@@ -424,7 +450,7 @@ async function main(): Promise<void> {
     // Stage timings from Temporal.
     const runs = (await fetchParseHistories(cairn.temporalAddress, config.temporalNamespace, ids.length)).filter((r) => r.start >= parseStartEpoch - 60_000);
     const byType = (type: string) => runs.flatMap((r) => r.activities.filter((a) => a.type === type && a.status === 'completed'));
-    const pages = byType('extractDocument').reduce((n, a) => n + ((a.result as { pages?: number } | undefined)?.pages ?? 0), 0);
+    const pages = [...EXTRACT_TYPES].flatMap(byType).reduce((n, a) => n + ((a.result as { pages?: number } | undefined)?.pages ?? 0), 0);
     const pdfPages = opts.pdfs * opts.pages;
 
     console.log(`\n== results: ${ok.length} DONE, ${notOk.length} not DONE, in ${sec(parseMs)} from the parse request to the last DONE ==`);
@@ -473,10 +499,10 @@ async function main(): Promise<void> {
     const lastEnd = Math.max(...closed.map((r) => r.end));
     const e2e = closed.map((r) => r.end - r.start);
     const firstWait = closed.map((r) => {
-      const extract = r.activities.find((a) => a.type === 'extractDocument');
+      const extract = r.activities.find((a) => EXTRACT_TYPES.has(a.type));
       return extract ? extract.started - r.start : NaN;
     }).filter((x) => !Number.isNaN(x));
-    const stageActs = (r: WorkflowRun) => r.activities.filter((a) => STAGES.some(([, type]) => type === a.type));
+    const stageActs = (r: WorkflowRun) => r.activities.filter((a) => isStage(a.type));
     const cleanup = closed.map((r) => r.activities.filter((a) => a.type === 'removeWorkFiles').reduce((s, a) => s + (a.closed - a.scheduled), 0));
     const overhead = closed.map((r, i) => r.end - r.start - stageActs(r).reduce((s, a) => s + (a.closed - a.scheduled), 0) - cleanup[i]!);
     const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
@@ -513,6 +539,7 @@ async function main(): Promise<void> {
       console.log(`\n== memory (RSS) after the last DONE, idle for ${opts.idleSec} s ==`);
       console.log(`  ${'after'.padStart(6)} ${components.map((c) => pad(c.name, Math.max(12, c.name.length))).join(' ')} ${pad('total', 8)}`);
       const idleStart = performance.now();
+      const idleCpuStart = cpuSnapshot(mem);
       for (let next = 0; ; next = Math.min(opts.idleSec, next + 10)) {
         const wait = idleStart + next * 1000 - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -520,6 +547,9 @@ async function main(): Promise<void> {
         console.log(`  ${pad(`${next} s`, 6)} ${components.map((c, i) => pad(mb(s.rss[i]!), Math.max(12, c.name.length))).join(' ')} ${pad(mb(s.total), 8)}`);
         if (next >= opts.idleSec) break;
       }
+      // What the installation costs doing nothing: a slow run (a loaded machine) pays it for longer.
+      const idleCpu = cpuUse(idleCpuStart, cpuSnapshot(mem));
+      console.log(`  CPU while idle: ${components.map((c, i) => `${c.name} ${((1000 * idleCpu.components[i]!) / idleCpu.wall).toFixed(0)} CPU-ms/s`).join('; ')}`);
       const health = await fetch(new URL('/api/v1/system/healthz', cairn.url)).then((r) => r.json() as Promise<Record<string, unknown>>);
       console.log(`  healthz of the API process: rss_mb ${health.rss_mb}; caches ${JSON.stringify(health.caches ?? 'not reported')}`);
     }
@@ -559,6 +589,11 @@ async function main(): Promise<void> {
         `  the embedding process ${pct(embedding)}: the model's own ${pct(limit.cpuSeconds)} and ${pct(embedding - limit.cpuSeconds)} more (the model slowed by sharing the cores, tokenizing, messages); ` +
           components.filter((c) => c.name !== 'embedding process').map((c) => `${c.name} ${pct(byName(c.name))}`).join('; ') +
           `; other processes on the machine ${pct(Math.max(0, busy - ours))}; idle ${pct(Math.max(0, capacity - busy))}`,
+      );
+      // Independent of the neighbours' load: what share of the installation's own CPU was the model's need.
+      console.log(
+        `the model's own need is ${((100 * limit.cpuSeconds) / ours).toFixed(0)}% of the ${ours.toFixed(0)} CPU-s the installation used: with the cores to itself and ` +
+          `never idle, end to end would reach about that share of the limit`,
       );
     }
   } finally {

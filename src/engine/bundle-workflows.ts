@@ -18,12 +18,13 @@ export async function writeWorkflowBundle(rootDir: string): Promise<string> {
   return out;
 }
 
-/** Folders whose files go into the bundle: the workflows and the pure modules they import. */
-export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events', 'src/enrichment'];
+/** Folders and files whose code goes into the bundle: the workflows and the pure modules they import. */
+export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events', 'src/enrichment', 'src/engine/task-queues.ts'];
 
-function sourceFiles(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+function sourceFiles(at: string): string[] {
+  if (!fs.existsSync(at)) return [];
+  if (fs.statSync(at).isFile()) return [at];
+  return fs.readdirSync(at, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(at, e.name)) : [path.join(at, e.name)]));
 }
 
 /** True when the bundle is missing or older than any file it may contain. */

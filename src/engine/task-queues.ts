@@ -34,6 +34,15 @@ export function roleTaskQueue(role: WorkerRole, taskQueue: string): string {
   return role === 'parse' ? taskQueue : `${taskQueue}-${role}`;
 }
 
+/**
+ * Extraction (a file through a parser process, then chunking) polls a queue of its own beside the parse
+ * queue, with as many slots as there are parser processes: files waiting for a parser never hold the
+ * slots the embedding steps need. Parse workers poll both. Imported by workflow code: keep it pure.
+ */
+export function extractTaskQueue(parseQueue: string): string {
+  return `${parseQueue}-extract`;
+}
+
 /** The role whose workers run `workflow`. */
 export function roleOfWorkflow(workflow: WorkflowName): WorkerRole {
   const role = WORKER_ROLES.find((r) => ROLE_WORKFLOWS[r].includes(workflow));

@@ -1,5 +1,6 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { WORKER_ROLES, roleTaskQueue, type WorkerRole } from './task-queues.js';
+import { WORKER_ROLES, extractTaskQueue, roleTaskQueue, type WorkerRole } from './task-queues.js';
+import { parserCeilingsFrom } from '../parsing/limits.js';
 import { bundleIsStale, workflowBundlePath, writeWorkflowBundle } from './bundle-workflows.js';
 
 export interface RunningWorker {
@@ -19,26 +20,31 @@ export function installRuntimeOnce(): void {
   }
 }
 
-/** Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale). */
+/**
+ * Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale);
+ * `workflows: false` polls activities only.
+ */
 export async function startWorker(opts: {
   address: string;
   namespace: string;
   taskQueue: string;
   rootDir: string;
   activities: object;
+  workflows?: boolean;
   maxConcurrentActivities?: number;
   /** Upper bound between heartbeats sent to the server (cancellation arrives with their answers). */
   maxHeartbeatThrottleInterval?: string;
   onFatal?: (err: unknown) => void;
 }): Promise<RunningWorker> {
   installRuntimeOnce();
-  if (bundleIsStale(opts.rootDir)) await writeWorkflowBundle(opts.rootDir);
+  const workflows = opts.workflows ?? true;
+  if (workflows && bundleIsStale(opts.rootDir)) await writeWorkflowBundle(opts.rootDir);
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    workflowBundle: { codePath: workflowBundlePath(opts.rootDir) },
+    ...(workflows ? { workflowBundle: { codePath: workflowBundlePath(opts.rootDir) } } : {}),
     activities: opts.activities,
     shutdownGraceTime: '5 seconds',
     // Parse steps are CPU-bound on a few threads: more concurrent activities only queue inside them and
@@ -64,6 +70,14 @@ const ROLE_OPTIONS: Record<WorkerRole, { maxConcurrentActivities: number; maxHea
   memory: { maxConcurrentActivities: 16 },
 };
 
+/**
+ * Slots of the extraction queue (extractTaskQueue): a file for each parser process and one more being
+ * read or chunked meanwhile, so the parsers never wait for Temporal and no more files wait for them.
+ */
+function extractionSlots(): number {
+  return parserCeilingsFrom().processes + 1;
+}
+
 export interface RunningWorkers extends RunningWorker {
   /** The task queue polled for each role, in WORKER_ROLES order. */
   queues: { role: WorkerRole; queue: string }[];
@@ -71,7 +85,7 @@ export interface RunningWorkers extends RunningWorker {
 
 /**
  * One Temporal worker per role on the role's task queue (roleTaskQueue), each registering only the
- * activities `activitiesOf(role)` gives it. `cairn start` runs every role in-process; `cairn worker
+ * activities `activitiesOf(role)` gives it; the parse role also polls its extraction queue (extractTaskQueue). `cairn start` runs every role in-process; `cairn worker
  * --queues` the chosen ones.
  */
 export async function startWorkers(
@@ -88,7 +102,10 @@ export async function startWorkers(
   };
   try {
     for (const role of roles) {
-      started.push(await startWorker({ ...opts, ...ROLE_OPTIONS[role], taskQueue: roleTaskQueue(role, opts.taskQueue), activities: opts.activitiesOf(role) }));
+      const queue = roleTaskQueue(role, opts.taskQueue);
+      const activities = opts.activitiesOf(role);
+      started.push(await startWorker({ ...opts, ...ROLE_OPTIONS[role], taskQueue: queue, activities }));
+      if (role === 'parse') started.push(await startWorker({ ...opts, taskQueue: extractTaskQueue(queue), activities, workflows: false, maxConcurrentActivities: extractionSlots() }));
     }
   } catch (err) {
     await stopAll();

@@ -5,11 +5,14 @@ import { buildMatchExpression, FTS_COLUMNS, MATCH_ROW_BUDGET } from './fts-query
 import { DatasetPostings, type PostingSourceRow, type WeightedStem } from './memory-postings/dataset-postings.js';
 import { decodeTotals, idfOf, type TableTotals } from './memory-postings/fts5-bm25.js';
 import { PostingsCache } from './memory-postings/postings-cache.js';
+import type { VectorSync } from './shared-vector-registry.js';
 import { SignBitCache } from './sign-bit-cache.js';
 import { ensureChunkSchema } from './sqlite-schema.js';
 import { prepareStatements, toCandidate, toChunk, type ChunkRow, type HitRow, type Statements } from './sqlite-statements.js';
 import { ChunkNotFoundError } from './types.js';
 import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from './types.js';
+import { BYTES_PER_ROW, DEFAULT_VECTORS_BYTES, toQuery, VectorCopies, type DatasetVectors, type VectorRow } from './vector-copies.js';
+import { cosinesOfIds, hitsOfRows } from './vector-hits.js';
 import { toFloat32Blob, toSignBits } from './vector-codec.js';
 
 export interface SqliteChunkIndexOptions {
@@ -27,6 +30,19 @@ export interface SqliteChunkIndexOptions {
   readOnly?: boolean;
   /** Bound of the in-memory sign-bit copy (sign-bit-cache.ts), in bytes; default unbounded. */
   signBitsCacheBytes?: number;
+  /**
+   * Bound of the in-memory float32 vector copies (vector-copies.ts), in bytes (default 256 MiB; 0 = exact
+   * cosines always from SQLite). A dataset whose copy would not fit is served from SQLite.
+   */
+  vectorsCacheBytes?: number;
+  /** A dataset's vector copy is (re)built once it has gone unwritten this long (default 1 s; 0 = at the first search after a write). */
+  vectorsQuietMs?: number;
+  /** Shared by a process's connections: one of them builds a vector copy at a time. */
+  vectorsBuildLock?: Int32Array;
+  /** When a due vector copy is built (default: after the search that found it due; tests build at once). */
+  vectorsSchedule?: (build: () => void) => void;
+  /** On a reader thread of a pool: receives each vector copy this connection builds; the pool shares them and owns their bound. */
+  vectorsPublish?: (copy: DatasetVectors) => void;
   /** Words whose chunk frequencies are kept between writes; the cache starts over past this (default 50,000). */
   termFrequencyCacheEntries?: number;
   /**
@@ -63,6 +79,7 @@ const DEFAULT_POSTINGS_BYTES = 128 * 2 ** 20;
  */
 const BEYOND_LATIN = /[^\u0000-\u024f]/;
 const DEFAULT_POSTINGS_QUIET_MS = 1000;
+const DEFAULT_VECTORS_QUIET_MS = 1000;
 
 /** A search's rows, best first, with their scores. */
 type RankedRow = [row: number, score: number];
@@ -103,6 +120,9 @@ export class SqliteChunkIndex implements ChunkIndex {
   private scopeCounts = { writes: -1, byDatasets: new Map<string, number>() };
   private readonly maxCachedFrequencies: number;
   private readonly postings: PostingsCache;
+  private readonly vectors: VectorCopies;
+  /** Runs a read in one transaction, so that generations and rows come from one snapshot. */
+  private readonly inReadTransaction: <T>(read: () => T) => T;
 
   constructor(private readonly db: Database, options: SqliteChunkIndexOptions = {}) {
     try {
@@ -129,6 +149,28 @@ export class SqliteChunkIndex implements ChunkIndex {
         };
       }),
     }, options.signBitsCacheBytes);
+    this.vectors = new VectorCopies({
+      bytesOf: (datasetId) => this.sql.vectorBytesOf.get({ dataset: datasetId, perRow: BYTES_PER_ROW }) as number,
+      read: (datasetId, use) => this.inReadTransaction(() => use(
+        (this.sql.generationOf.get(datasetId) as number | undefined) ?? 0,
+        (this.sql.vectorCountsOf.all(datasetId) as [number, number][]).map(([dim, count]) => ({
+          dim,
+          count,
+          rows: () => this.sql.vectorsOf.iterate(datasetId, dim) as Iterable<VectorRow>,
+        })),
+      )),
+    }, {
+      maxBytes: options.vectorsCacheBytes ?? DEFAULT_VECTORS_BYTES,
+      quietMs: options.vectorsQuietMs ?? DEFAULT_VECTORS_QUIET_MS,
+      buildLock: options.vectorsBuildLock,
+      threadId,
+      schedule: options.vectorsSchedule,
+      publish: options.vectorsPublish,
+      // A failed build leaves SQLite serving; the next search schedules it again.
+      onBuildError: () => undefined,
+    });
+    const transaction = db.transaction((read: () => unknown) => read());
+    this.inReadTransaction = <T>(read: () => T) => (db.inTransaction ? read() : transaction(read) as T);
     this.postings = new PostingsCache({
       generations: (datasetIds) => new Map(this.sql.generations.all(ids(datasetIds)) as [string, number][]),
       chunkCount: (datasetId) => this.sql.chunksInDatasets.get(ids([datasetId])) as number,
@@ -382,8 +424,9 @@ export class SqliteChunkIndex implements ChunkIndex {
 
   /**
    * Two stages: the sign-bit cache preselects `limit × vectorOversample` chunks (at least 256) by Hamming
-   * distance, then SQLite computes their exact cosines; the best that pass the filter on their current
-   * rows (the copy may be a write behind) are the hits.
+   * distance, then their exact cosines come from the datasets' in-memory vector copies (vector-copies.ts)
+   * or, when a dataset has no current copy, from SQLite; the best that pass the filter on their current
+   * rows are the hits. One read transaction: the copies' generations and the rows are of one snapshot.
    */
   async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]> {
     return this.vectorSearchHits(vector, filter, limit).map(toCandidate);
@@ -392,17 +435,25 @@ export class SqliteChunkIndex implements ChunkIndex {
   /** vectorSearch's hits as rows: plain data that can cross to another thread. */
   vectorSearchHits(vector: number[], filter: ChunkFilter, limit: number): HitRow[] {
     if (vector.length === 0 || filter.datasetIds.length === 0 || limit <= 0) return [];
-    const rows = filter.documentIds
-      ? new Set(this.sql.rowsOfDocuments.all(ids(filter.documentIds)) as number[])
-      : undefined;
-    const coarse = this.signBits.nearest(
-      toSignBits(vector), vector.length, { datasetIds: filter.datasetIds, availableOnly: filter.availableOnly, rows },
-      Math.max(MIN_COARSE_CANDIDATES, limit * this.vectorOversample),
-    );
-    if (coarse.length === 0) return [];
-    const ranked = this.sql.cosinesOfRows.all({ rows: ids(coarse), bytes: vector.length * 4, vector: toFloat32Blob(vector) }) as RankedRow[];
-    ranked.sort((a, b) => b[1] - a[1]);
-    return this.scopedHits(ranked, filter, limit);
+    return this.inReadTransaction(() => {
+      const rows = filter.documentIds
+        ? new Set(this.sql.rowsOfDocuments.all(ids(filter.documentIds)) as number[])
+        : undefined;
+      const coarse = this.signBits.nearest(
+        toSignBits(vector), vector.length, { datasetIds: filter.datasetIds, availableOnly: filter.availableOnly, rows },
+        Math.max(MIN_COARSE_CANDIDATES, limit * this.vectorOversample),
+      );
+      if (coarse.length === 0) return [];
+      const copies = this.vectors.current(filter.datasetIds, this.generationsOf(filter.datasetIds));
+      if (copies) return hitsOfRows(copies, coarse, toQuery(vector), filter, limit);
+      const ranked = this.sql.cosinesOfRows.all({ rows: ids(coarse), bytes: vector.length * 4, vector: toFloat32Blob(vector) }) as RankedRow[];
+      ranked.sort((a, b) => b[1] - a[1]);
+      return this.scopedHits(ranked, filter, limit);
+    });
+  }
+
+  private generationsOf(datasetIds: string[]): Map<string, number> {
+    return new Map(this.sql.generations.all(ids(datasetIds)) as [string, number][]);
   }
 
   /**
@@ -428,9 +479,38 @@ export class SqliteChunkIndex implements ChunkIndex {
   }
 
   async cosineSimilarities(chunkIds: string[], vector: number[]): Promise<Map<string, number>> {
+    return this.cosineSimilaritiesNow(chunkIds, vector);
+  }
+
+  /**
+   * cosineSimilarities, synchronously: the ids found in a current in-memory vector copy get their cosine
+   * from it, the others (datasets without a current copy, chunks without a vector of the query's
+   * dimension) from SQLite. One read transaction: the copies' generations and the rows are of one snapshot.
+   */
+  cosineSimilaritiesNow(chunkIds: string[], vector: number[]): Map<string, number> {
     if (chunkIds.length === 0 || vector.length === 0) return new Map();
-    const rows = this.sql.cosines.all({ ids: ids(new Set(chunkIds)), bytes: vector.length * 4, vector: toFloat32Blob(vector) });
-    return new Map(rows as [string, number][]);
+    return this.inReadTransaction(() => {
+      const unique = [...new Set(chunkIds)];
+      const groups = this.vectors.currentHeld((datasetIds) => this.generationsOf(datasetIds))
+        .flatMap((copy) => copy.groups.filter((g) => g.dim === vector.length));
+      const { cosines, missing } = cosinesOfIds(groups, unique, toQuery(vector));
+      if (missing.length > 0) {
+        const rows = this.sql.cosines.all({ ids: ids(missing), bytes: vector.length * 4, vector: toFloat32Blob(vector) }) as [string, number][];
+        for (const [id, cosine] of rows) cosines.set(id, cosine);
+      }
+      return cosines;
+    });
+  }
+
+  /** Takes the vector copies another thread of the pool built, and forgets the ones the pool dropped. */
+  syncVectors(sync: VectorSync): void {
+    this.vectors.drop(sync.drop);
+    this.vectors.adopt(sync.adopt);
+  }
+
+  /** The datasets whose vectors were searched since the last call (the pool's least-recently-used order). */
+  takeVectorsUsed(): string[] {
+    return this.vectors.takeUsed();
   }
 
   async ping(): Promise<void> {
@@ -440,8 +520,10 @@ export class SqliteChunkIndex implements ChunkIndex {
   async cacheSizes(): Promise<CacheSize[]> {
     const signBits = this.signBits.size();
     const postings = this.postings.size();
+    const vectors = this.vectors.size();
     return [
       { name: 'sign_bits', entries: signBits.vectors, bytes: signBits.bytes },
+      { name: 'vectors', entries: vectors.vectors, bytes: vectors.bytes },
       { name: 'term_frequencies', entries: this.frequencies.byStem.size },
       { name: 'postings', entries: postings.chunks, bytes: postings.bytes },
     ];

@@ -5,7 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { packHits, transferablesOf } from './hit-wire.js';
 import { openIndexReader } from './sqlite-database.js';
 import { SqliteChunkIndex } from './sqlite-index.js';
-import type { ReaderData, ReadReply, ReadRequest } from './sqlite-read-pool.js';
+import type { ReaderData, ReaderMessage, ReadMessage, ReadReply, ReadRequest } from './sqlite-read-pool.js';
 
 const READER_NICENESS = 5;
 
@@ -26,7 +26,12 @@ function yieldToEventLoop(): void {
 const port = parentPort!;
 const { file, options } = workerData as ReaderData;
 yieldToEventLoop();
-const index = new SqliteChunkIndex(openIndexReader(file), { ...options, readOnly: true });
+// The vector copies this thread builds go to the pool, which shares them with the other threads.
+const index = new SqliteChunkIndex(openIndexReader(file), {
+  ...options,
+  readOnly: true,
+  vectorsPublish: (copy) => port.postMessage({ built: copy } satisfies ReaderMessage),
+});
 
 async function answer(req: ReadRequest): Promise<{ result: unknown; transfer: ArrayBuffer[] }> {
   switch (req.method) {
@@ -40,7 +45,7 @@ async function answer(req: ReadRequest): Promise<{ result: unknown; transfer: Ar
       return { result: packed, transfer: transferablesOf(packed) };
     }
     case 'cosineSimilarities':
-      return { result: await index.cosineSimilarities(...req.args), transfer: [] };
+      return { result: index.cosineSimilaritiesNow(...req.args), transfer: [] };
     case 'getMany':
       return { result: await index.getMany(...req.args), transfer: [] };
     case 'list':
@@ -50,10 +55,12 @@ async function answer(req: ReadRequest): Promise<{ result: unknown; transfer: Ar
   }
 }
 
-port.on('message', async (req: ReadRequest) => {
+port.on('message', async (req: ReadMessage) => {
   try {
+    if (req.vectors) index.syncVectors(req.vectors);
     const { result, transfer } = await answer(req);
-    port.postMessage({ id: req.id, ok: true, result, caches: await index.cacheSizes() } satisfies ReadReply, transfer);
+    const reply: ReadReply = { id: req.id, ok: true, result, caches: await index.cacheSizes(), vectorsUsed: index.takeVectorsUsed() };
+    port.postMessage(reply, transfer);
   } catch (err) {
     const e = err as Error;
     port.postMessage({ id: req.id, ok: false, name: e.name, message: e.message } satisfies ReadReply);

@@ -145,6 +145,14 @@ export function prepareStatements(db: Database) {
         FROM json_each(:ids) j JOIN chunk_rows r ON r.id = j.value JOIN chunk_vectors v ON v.row = r.rowid
         WHERE length(v.vector) = :bytes)
       WHERE cosine IS NOT NULL`).raw(),
+    // For the in-memory vector copies (vector-copies.ts): a dataset's estimated size, and its vectors per
+    // dimension in row order with what a hit needs.
+    vectorBytesOf: p(`SELECT coalesce(sum(k.dim * 4 + :perRow + length(CAST(r.id AS BLOB))), 0)
+      FROM chunk_keys k JOIN chunk_rows r ON r.rowid = k.row WHERE k.dataset_id = :dataset AND k.dim > 0`).pluck(),
+    vectorCountsOf: p(`SELECT dim, count(*) FROM chunk_keys WHERE dataset_id = ? AND dim > 0 GROUP BY dim`).raw(),
+    vectorsOf: p(`SELECT k.row, v.vector, r.id, r.document_id, r.document_name, r.available
+      FROM chunk_keys k JOIN chunk_vectors v ON v.row = k.row JOIN chunk_rows r ON r.rowid = k.row
+      WHERE k.dataset_id = ? AND k.dim = ? ORDER BY k.row`).raw(),
     termFrequencies: p(`SELECT term, doc FROM chunk_fts_terms WHERE term IN (SELECT value FROM json_each(?))`).raw(),
     // For the in-memory full-text copies (memory-postings/): FTS5's totals record (row count and tokens per
     // column), a dataset's rows in rowid order, and bm25's idf computed by SQLite's own ln() so that the

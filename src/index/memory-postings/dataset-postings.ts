@@ -1,11 +1,14 @@
 /**
  * One dataset's full-text index in memory: for every stem, the rows that contain it and how often
  * (weighted by column as bm25() weighs them), in typed arrays. A search scores the posting lists of the
- * question's words term by term into a dense accumulator and keeps the best `limit` rows: the same
- * scores as FTS5's bm25() (fts5-bm25.ts) at a few nanoseconds per posting, without SQL per matched row.
+ * question's words term by term into a dense accumulator and keeps the best `limit` rows, probing the long
+ * lists of common words only for the rows that can still make it (max-score.ts): the same scores as
+ * FTS5's bm25() (fts5-bm25.ts), without SQL per matched row.
  */
 import type { HitRow } from '../sqlite-statements.js';
 import { B, K1, type TableTotals } from './fts5-bm25.js';
+import { maxScoreTopRows, type PostingLists, type SearchCounters, type TermWord } from './max-score.js';
+import { bestRows, type TopRows } from './top-rows.js';
 import { WordTerms } from './word-terms.js';
 
 /** A chunk_rows row as the build reads it (lists as stored: JSON arrays). */
@@ -53,33 +56,6 @@ class GrowingU32 {
   }
 }
 
-/** The k-th largest of values[0..n) (1-based k ≤ n); reorders `values`. */
-function kthLargest(values: Float64Array, n: number, k: number): number {
-  let lo = 0;
-  let hi = n - 1;
-  const target = k - 1;
-  while (lo < hi) {
-    const pivot = values[(lo + hi) >>> 1]!;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (values[i]! > pivot) i++;
-      while (values[j]! < pivot) j--;
-      if (i <= j) {
-        const t = values[i]!;
-        values[i] = values[j]!;
-        values[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (target <= j) hi = j;
-    else if (target >= i) lo = i;
-    else return values[target]!;
-  }
-  return values[target]!;
-}
-
 export class DatasetPostings {
   private lengthTermsAt = NaN;
   private byteCount = -1;
@@ -88,6 +64,8 @@ export class DatasetPostings {
    * (0 between searches) and bm25's k1·(1 − b + b·D/avgdl) for the current avgdl.
    */
   private readonly scratch: Float64Array;
+  /** Search scratch: a bit per row (max-score.ts sorts its candidates with it). */
+  private readonly marks: Uint32Array;
 
   private constructor(
     readonly datasetId: string,
@@ -106,9 +84,13 @@ export class DatasetPostings {
     private readonly postingRows: Uint32Array,
     /** Column-weighted occurrences. */
     private readonly postingFreqs: Uint16Array | Uint32Array,
+    /** Per term, for the words' upper bounds (max-score.ts): its largest weighted occurrences and its shortest row. */
+    private readonly maxFreqs: Uint16Array | Uint32Array,
+    private readonly minLengths: Uint32Array,
     private readonly touched: Uint32Array,
   ) {
     this.scratch = new Float64Array(2 * ids.length);
+    this.marks = new Uint32Array((ids.length + 31) >>> 5);
   }
 
   /** Builds from the dataset's rows, which must come in ascending rowid order. */
@@ -181,14 +163,40 @@ export class DatasetPostings {
       }
     }
     const n = ids.length;
+    const maxFreqs = maxFreq <= 0xffff ? new Uint16Array(terms.size) : new Uint32Array(terms.size);
+    const minLengths = new Uint32Array(terms.size).fill(0xffffffff);
+    for (let t = 0; t < terms.size; t++) {
+      for (let p = offsets[t]!, end = offsets[t + 1]!; p < end; p++) {
+        if (postingFreqs[p]! > maxFreqs[t]!) maxFreqs[t] = postingFreqs[p]!;
+        const length = lengths.data[postingRows[p]!]!;
+        if (length < minLengths[t]!) minLengths[t] = length;
+      }
+    }
     return new DatasetPostings(
       datasetId, ids, documentOf.data.slice(0, n), documents, Uint8Array.from(availableFlags), lengths.data.slice(0, n),
-      terms, offsets, postingRows, postingFreqs, new Uint32Array(n),
+      terms, offsets, postingRows, postingFreqs, maxFreqs, minLengths, new Uint32Array(n),
     );
   }
 
   get rowCount(): number {
     return this.ids.length;
+  }
+
+  /** Tokens of all rows (bm25's D, summed). */
+  get tokenCount(): number {
+    let tokens = 0;
+    for (let r = 0; r < this.lengths.length; r++) tokens += this.lengths[r]!;
+    return tokens;
+  }
+
+  /** Distinct stems. */
+  get termCount(): number {
+    return this.terms.size;
+  }
+
+  /** Bytes of the per-term bounds (largest occurrences, shortest row) the bounded search reads. */
+  get boundBytes(): number {
+    return this.maxFreqs.byteLength + this.minLengths.byteLength;
   }
 
   /** Postings held (row, stem pairs). */
@@ -210,7 +218,8 @@ export class DatasetPostings {
 
   private countBytes(): number {
     let bytes = this.documentOf.byteLength + this.available.byteLength + this.lengths.byteLength + this.offsets.byteLength
-      + this.postingRows.byteLength + this.postingFreqs.byteLength + this.scratch.byteLength + this.touched.byteLength;
+      + this.postingRows.byteLength + this.postingFreqs.byteLength + this.maxFreqs.byteLength + this.minLengths.byteLength
+      + this.scratch.byteLength + this.touched.byteLength + this.marks.byteLength;
     const stringBytes = (s: string) => 16 + s.length;
     for (const id of this.ids) bytes += 8 + stringBytes(id);
     for (const [id, name] of this.documents) bytes += 24 + stringBytes(id) + stringBytes(name);
@@ -220,28 +229,72 @@ export class DatasetPostings {
 
   /**
    * The best `limit` rows that pass the filter, best first (ties: earlier row first), as hits with FTS5's
-   * bm25() score (positive). Words are scored in the order given, as FTS5 adds up its phrases.
+   * bm25() score (positive). Words are scored in the order given, as FTS5 adds up its phrases. Bounded
+   * top-k (max-score.ts): the long lists of common words are probed for the leading rows, not scanned.
    */
-  search(words: WeightedStem[], totals: TableTotals, filter: PostingFilter, limit: number): HitRow[] {
+  search(words: WeightedStem[], totals: TableTotals, filter: PostingFilter, limit: number, counters?: SearchCounters): HitRow[] {
+    const termWords = this.termWords(words);
+    const scratch = this.scratchFor(totals.averageLength);
+    const lists: PostingLists = {
+      offsets: this.offsets, rows: this.postingRows, freqs: this.postingFreqs, maxFreqs: this.maxFreqs, minLengths: this.minLengths,
+    };
+    const top = maxScoreTopRows(lists, termWords, { scratch, touched: this.touched, marks: this.marks }, totals.averageLength, this.rowFilter(filter), limit, counters);
+    return this.hits(top);
+  }
+
+  /**
+   * The same hits as `search`, from every posting of every word scored into the accumulator in the order
+   * given: the reference the bounded search must equal.
+   */
+  searchEveryPosting(words: WeightedStem[], totals: TableTotals, filter: PostingFilter, limit: number, counters?: SearchCounters): HitRow[] {
     const { touched, postingRows, postingFreqs, offsets } = this;
     const scratch = this.scratchFor(totals.averageLength);
     let touchedCount = 0;
-    for (const { stem, idf } of words) {
-      const t = this.terms.get(stem);
-      if (t === undefined) continue;
-      for (let p = offsets[t]!, end = offsets[t + 1]!; p < end; p++) {
-        const r = postingRows[p]!;
-        const f = postingFreqs[p]!;
-        const at = 2 * r;
-        if (scratch[at] === 0) touched[touchedCount++] = r;
-        scratch[at]! += idf * ((f * (K1 + 1)) / (f + scratch[at + 1]!));
-      }
-    }
     try {
-      return this.best(touchedCount, filter, limit);
+      for (const { term, idf } of this.termWords(words)) {
+        for (let p = offsets[term]!, end = offsets[term + 1]!; p < end; p++) {
+          const r = postingRows[p]!;
+          const f = postingFreqs[p]!;
+          const at = 2 * r;
+          if (scratch[at] === 0) touched[touchedCount++] = r;
+          scratch[at]! += idf * ((f * (K1 + 1)) / (f + scratch[at + 1]!));
+        }
+        if (counters) counters.postings += offsets[term + 1]! - offsets[term]!;
+      }
+      const passes = this.rowFilter(filter);
+      const rows = new Uint32Array(touchedCount);
+      const scores = new Float64Array(touchedCount);
+      let n = 0;
+      for (let i = 0; i < touchedCount; i++) {
+        const r = touched[i]!;
+        if (!passes(r)) continue;
+        rows[n] = r;
+        scores[n++] = scratch[2 * r]!;
+      }
+      return this.hits(bestRows(rows, scores, n, limit));
     } finally {
       for (let i = 0; i < touchedCount; i++) scratch[2 * touched[i]!] = 0;
     }
+  }
+
+  /** The words found in this copy, as terms, in the order given. */
+  private termWords(words: WeightedStem[]): TermWord[] {
+    const found: TermWord[] = [];
+    for (const { stem, idf } of words) {
+      const term = this.terms.get(stem);
+      if (term !== undefined) found.push({ term, idf });
+    }
+    return found;
+  }
+
+  private rowFilter(filter: PostingFilter): (row: number) => boolean {
+    const { available, documentOf } = this;
+    const allowedDocuments = filter.documentIds
+      ? Uint8Array.from(this.documents, ([id]) => (filter.documentIds!.has(id) ? 1 : 0))
+      : undefined;
+    const availableOnly = filter.availableOnly === true;
+    if (allowedDocuments) return (r) => (!availableOnly || available[r] === 1) && allowedDocuments[documentOf[r]!] === 1;
+    return availableOnly ? (r) => available[r] === 1 : () => true;
   }
 
   /** Per row, bm25's k1·(1 − b + b·D/avgdl), the same expression as FTS5's; kept until avgdl changes. */
@@ -253,32 +306,10 @@ export class DatasetPostings {
     return this.scratch;
   }
 
-  private best(touchedCount: number, filter: PostingFilter, limit: number): HitRow[] {
-    const { scratch, touched, available, documentOf } = this;
-    const allowedDocuments = filter.documentIds
-      ? Uint8Array.from(this.documents, ([id]) => (filter.documentIds!.has(id) ? 1 : 0))
-      : undefined;
-    const availableOnly = filter.availableOnly === true;
-    const rows = new Uint32Array(touchedCount);
-    const values = new Float64Array(touchedCount);
-    let n = 0;
-    for (let i = 0; i < touchedCount; i++) {
-      const r = touched[i]!;
-      if (availableOnly && available[r] !== 1) continue;
-      if (allowedDocuments && allowedDocuments[documentOf[r]!] !== 1) continue;
-      rows[n] = r;
-      values[n++] = scratch[2 * r]!;
-    }
-    // The rows at or above the limit-th best score (ties at the cut may make them more than `limit`).
-    const cut = n > limit ? kthLargest(values.slice(0, n), n, limit) : -Infinity;
-    const kept: number[] = [];
-    for (let i = 0; i < n; i++) if (values[i]! >= cut) kept.push(i);
-    kept.sort((a, b) => values[b]! - values[a]! || rows[a]! - rows[b]!);
-    if (kept.length > limit) kept.length = limit;
-    return kept.map((i) => {
-      const r = rows[i]!;
-      const [documentId, documentName] = this.documents[documentOf[r]!]!;
-      return [this.ids[r]!, values[i]!, this.datasetId, documentId, documentName];
+  private hits({ rows, scores }: TopRows): HitRow[] {
+    return Array.from(rows, (r, i) => {
+      const [documentId, documentName] = this.documents[this.documentOf[r]!]!;
+      return [this.ids[r]!, scores[i]!, this.datasetId, documentId, documentName];
     });
   }
 }

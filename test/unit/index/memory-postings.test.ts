@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Database } from 'better-sqlite3';
-import { DatasetPostings, type PostingSourceRow } from '../../../src/index/memory-postings/dataset-postings.js';
+import { DatasetPostings, type PostingFilter, type PostingSourceRow, type WeightedStem } from '../../../src/index/memory-postings/dataset-postings.js';
+import { idfOf } from '../../../src/index/memory-postings/fts5-bm25.js';
 import { PostingsCache, type PostingsSource } from '../../../src/index/memory-postings/postings-cache.js';
 import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
 import { SqliteChunkIndex } from '../../../src/index/sqlite-index.js';
@@ -127,6 +128,88 @@ describe('in-memory full text (memory-postings)', () => {
       assert.deepEqual(asRows(await bounded.fullText(question, filter, 10)).map((r) => r[1]), asRows(await fts.fullText(question, filter, 10)).map((r) => r[1]));
     }
     assert.equal((await postingsHeld(bounded)).entries, 0);
+  });
+});
+
+describe('bounded top-k full text (MaxScore) against scoring every posting', () => {
+  /** Common and rare words, so that some lists are long enough to be pruned and others decide the top. */
+  const WORDS = Array.from({ length: 300 }, (_, i) => `w${i.toString(36)}x`);
+  const TEMPLATES = ['w0x w1x w2x', 'w1x w1x w5x w9x', 'w3x w4x w0x w0x w0x'];
+
+  function corpus(seed: number, size: number) {
+    const next = random(seed);
+    const words = (count: number) => Array.from({ length: count }, () => WORDS[Math.floor(next() ** 3 * WORDS.length)]!).join(' ');
+    const rows: PostingSourceRow[] = Array.from({ length: size }, (_, i) => {
+      // A fifth of the rows are copies of a few templates: equal scores, so limits cut through ties.
+      const template = next() < 0.2 ? TEMPLATES[i % TEMPLATES.length] : undefined;
+      return {
+        rowid: i + 1,
+        id: `r${i}`,
+        document_id: `d${i % 13}`,
+        document_name: template ? 'same' : words(2),
+        available: next() < 0.85 ? 1 : 0,
+        content: template ?? words(3 + Math.floor(next() * 40)),
+        important_keywords: JSON.stringify(!template && next() < 0.2 ? [words(1)] : []),
+        questions: JSON.stringify(!template && next() < 0.1 ? [words(5)] : []),
+      };
+    });
+    return { next, postings: DatasetPostings.build('ds', rows) };
+  }
+
+  function question(next: () => number, postings: DatasetPostings): WeightedStem[] {
+    const count = 1 + Math.floor(next() * 8);
+    const stems = Array.from({ length: count }, () => (next() < 0.05 ? 'absent' : WORDS[Math.floor(next() ** 2 * WORDS.length)]!));
+    if (next() < 0.2) stems.push(stems[0]!); // a repeated word counts twice, in its place
+    return stems.map((stem) => {
+      const n = postings.rowsWith(stem);
+      return { stem, idf: idfOf(Math.log((postings.rowCount - n + 0.5) / (n + 0.5))) };
+    });
+  }
+
+  it('returns the same hits, scores (bit for bit) and order for random questions, limits and filters', () => {
+    let pruned = 0;
+    let every = 0;
+    let compared = 0;
+    for (const seed of [1, 2, 3]) {
+      const { next, postings } = corpus(seed, 3000);
+      const averageLength = postings.tokenCount / postings.rowCount;
+      for (let q = 0; q < 150; q++) {
+        const words = question(next, postings);
+        // The table's average may be another dataset's too: not always this copy's.
+        const totals = { rowCount: postings.rowCount, averageLength: next() < 0.3 ? averageLength * (0.5 + next()) : averageLength };
+        const limit = [1, 2, 10, 30, 100, 1024, 5000][Math.floor(next() * 7)]!;
+        const filter: PostingFilter = {
+          availableOnly: next() < 0.5,
+          documentIds: next() < 0.3 ? new Set(Array.from({ length: 1 + Math.floor(next() * 5) }, () => `d${Math.floor(next() * 14)}`)) : undefined,
+        };
+        const prunedCounters = { postings: 0, probes: 0 };
+        const everyCounters = { postings: 0, probes: 0 };
+        const expected = postings.searchEveryPosting(words, totals, filter, limit, everyCounters);
+        const actual = postings.search(words, totals, filter, limit, prunedCounters);
+        assert.deepEqual(actual, expected, `seed ${seed} question ${q}: ${words.map((w) => w.stem).join(' ')} limit ${limit} ${JSON.stringify({ ...filter, documentIds: filter.documentIds && [...filter.documentIds] })}`);
+        pruned += prunedCounters.postings;
+        every += everyCounters.postings;
+        compared += expected.length;
+      }
+    }
+    assert.ok(compared > 50_000, `${compared} hits compared`);
+    assert.ok(pruned < every / 2, `the bounds spared reading most postings (${pruned} of ${every})`);
+  });
+
+  it('keeps every row tied at the cut in row order, as the exhaustive search does', () => {
+    const rows: PostingSourceRow[] = Array.from({ length: 2000 }, (_, i) => ({
+      rowid: i + 1, id: `r${i}`, document_id: 'd', document_name: 'n', available: 1,
+      content: i % 100 === 0 ? 'rare common' : 'common filler', important_keywords: '[]', questions: '[]',
+    }));
+    const postings = DatasetPostings.build('ds', rows);
+    const totals = { rowCount: 2000, averageLength: postings.tokenCount / 2000 };
+    const words = ['common', 'rare', 'common'].map((stem) => ({ stem, idf: idfOf(Math.log((2000 - postings.rowsWith(stem) + 0.5) / (postings.rowsWith(stem) + 0.5))) }));
+    for (const limit of [5, 20, 21, 25, 1000]) {
+      const hits = postings.search(words, totals, {}, limit);
+      assert.deepEqual(hits, postings.searchEveryPosting(words, totals, {}, limit), `limit ${limit}`);
+      assert.equal(hits.length, limit);
+    }
+    assert.deepEqual(postings.search(words, totals, {}, 25).slice(20).map((h) => h[0]), ['r1', 'r2', 'r3', 'r4', 'r5']);
   });
 });
 

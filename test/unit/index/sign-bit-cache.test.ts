@@ -85,14 +85,14 @@ describe('SignBitCache', () => {
     const { cache } = cacheOf({ a: [row(1, 0), row(2, 1), row(3, 0, { dim: 8, bits: toSignBits([1, 1, 1, 1, 1, 1, 1, 1]) })], b: [row(4, 0)] });
     assert.deepEqual(cache.size(), { datasets: 0, vectors: 0, bytes: 0 });
     cache.nearest(QUERY, 40, { datasetIds: ['a'] }, 5);
-    // Dataset a: 2 rows of 40 dims (2 words each) and 1 row of 8 dims (1 word); 8-byte row ids, 1-byte flags.
-    assert.deepEqual(cache.size(), { datasets: 1, vectors: 3, bytes: 3 * 8 + 3 + (2 * 2 + 1) * 4 });
+    // Dataset a: 2 rows of 40 dims and 1 row of 8 dims, one 64-bit word of sign bits each; 8-byte row ids, 1-byte flags.
+    assert.deepEqual(cache.size(), { datasets: 1, vectors: 3, bytes: 3 * 8 + 3 + 3 * 8 });
     cache.nearest(QUERY, 40, { datasetIds: ['a', 'b'] }, 5);
-    assert.deepEqual(cache.size(), { datasets: 2, vectors: 4, bytes: 4 * 8 + 4 + (2 * 2 + 1 + 2) * 4 });
+    assert.deepEqual(cache.size(), { datasets: 2, vectors: 4, bytes: 4 * 8 + 4 + 4 * 8 });
   });
 
   describe('bounded by bytes', () => {
-    // One dataset of 4 rows of 40 dims: 4 x (8-byte row id + 1-byte flag + 2 words) = 68 bytes.
+    // One dataset of 4 rows of 40 dims: 4 x (8-byte row id + 1-byte flag + one 64-bit word) = 68 bytes.
     const four = (base: number) => [row(base, 0), row(base + 1, 1), row(base + 2, 2), row(base + 3, 3)];
     const ONE = 68;
 

@@ -38,15 +38,15 @@ describe('SqliteChunkIndex: bounded caches', () => {
   });
 
   it('keeps the sign bits of the most recently searched datasets within the configured bytes', async () => {
-    // One dataset's copy: 40 rows x (8-byte row id + 1-byte flag + one 32-bit word of 8 sign bits) = 520 bytes.
-    const index = new SqliteChunkIndex(db, { signBitsCacheBytes: 1100 });
+    // One dataset's copy: 40 rows x (8-byte row id + 1-byte flag + one 64-bit word of 8 sign bits) = 680 bytes.
+    const index = new SqliteChunkIndex(db, { signBitsCacheBytes: 1400 });
     for (const ds of ['ds0', 'ds1', 'ds2', 'ds0']) {
       const hits = await index.vectorSearch(vector(1), { datasetIds: [ds] }, 5);
       assert.equal(hits.length, 5);
     }
-    assert.deepEqual(await sizeOf(index, 'sign_bits'), { name: 'sign_bits', entries: 80, bytes: 1040 });
+    assert.deepEqual(await sizeOf(index, 'sign_bits'), { name: 'sign_bits', entries: 80, bytes: 1360 });
     const unbounded = new SqliteChunkIndex(db);
     for (const ds of ['ds0', 'ds1', 'ds2']) await unbounded.vectorSearch(vector(1), { datasetIds: [ds] }, 5);
-    assert.deepEqual(await sizeOf(unbounded, 'sign_bits'), { name: 'sign_bits', entries: 120, bytes: 1560 });
+    assert.deepEqual(await sizeOf(unbounded, 'sign_bits'), { name: 'sign_bits', entries: 120, bytes: 2040 });
   });
 });

@@ -11,6 +11,9 @@ import { chunk, memoryIndex } from './helpers.js';
 const ids = (hits: { id: string }[]) => hits.map((h) => h.id);
 
 chunkIndexConformance('SqliteChunkIndex', async () => memoryIndex().index);
+// The same contract with exact cosines from the in-memory vector copies (built at the first search after each write).
+chunkIndexConformance('SqliteChunkIndex (vectors in memory)', async () =>
+  new SqliteChunkIndex(openIndexDatabase(':memory:'), { vectorsQuietMs: 0, vectorsSchedule: (build) => build() }));
 
 /** What the embedded index does beyond the port's contract (test/unit/index/chunk-index-conformance.ts). */
 describe('SqliteChunkIndex', () => {

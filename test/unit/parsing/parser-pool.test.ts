@@ -93,7 +93,7 @@ describe('extraction in parser processes', function () {
   it('kills a process that takes longer than the time ceiling', async () => {
     const parsers = pool({ processes: 1, timeoutSec: 0.5 });
     await parsers.extract(Buffer.from('warm up'), 'warm.txt');
-    const big = await makePdf({ pages: 60, paragraphsPerPage: 6 });
+    const big = await makePdf({ pages: 400, paragraphsPerPage: 6 });
     const started = Date.now();
     await assert.rejects(parsers.extract(big, 'slow.pdf'), {
       name: 'ParseLimitError',

@@ -1,0 +1,269 @@
+/**
+ * Bounded top-k over posting lists (MaxScore), with the exhaustive search's result bit for bit.
+ *
+ * Every word has an upper bound of what it can add to a row's score (its idf times bm25's term factor at
+ * the word's largest weighted frequency and shortest row). Words are scanned term at a time, highest bound
+ * first, into the dense accumulator. Once `limit` rows that pass the filter score at least θ and the
+ * bounds of the words not yet scanned add up to less than θ, a row none of the scanned words holds cannot
+ * enter the best `limit`: the remaining (common, long) lists are not scanned, only probed for the rows
+ * still in the running (galloping search; rows are ascending in every list), which are pruned again after
+ * each word as θ rises and the remaining bounds shrink.
+ *
+ * The accumulator adds the words in bound order, so its sums may differ in the last bits from FTS5's,
+ * which adds them in the question's order. They only decide which rows stay in the running: every
+ * comparison gives way by a relative SLACK (far above the rounding of a sum of a few dozen positive
+ * terms), so a row whose exact score could reach the cut is kept. The rows left at the end (about
+ * `limit`) are scored again in the question's order, the way the exhaustive search scores every row, and
+ * the best `limit` are picked from those exact scores.
+ */
+import { B, K1 } from './fts5-bm25.js';
+import { bestRows, kthLargest, type TopRows } from './top-rows.js';
+
+/** Relative give of every pruning comparison, against the rounding of sums added in another order. */
+const SLACK = 1e-9;
+
+/** What a search reads of a dataset's posting lists. */
+export interface PostingLists {
+  /** Term t's postings are [offsets[t], offsets[t + 1]). */
+  offsets: Uint32Array;
+  /** Rows, ascending within each term. */
+  rows: Uint32Array;
+  /** Column-weighted occurrences. */
+  freqs: Uint16Array | Uint32Array;
+  /** Per term: the largest of its weighted occurrences. */
+  maxFreqs: Uint16Array | Uint32Array;
+  /** Per term: the fewest tokens of a row that holds it. */
+  minLengths: Uint32Array;
+}
+
+/** A question's word as a term of the lists, with its idf. */
+export interface TermWord {
+  term: number;
+  idf: number;
+}
+
+/**
+ * The search's work, added to by every search that is given it: postings read in full (term at a time)
+ * and posting-list probes for single rows.
+ */
+export interface SearchCounters {
+  postings: number;
+  probes: number;
+}
+
+export interface ScoringScratch {
+  /** Per row r: [2r] its score so far (0 between searches), [2r + 1] bm25's k1·(1 − b + b·D/avgdl). */
+  scratch: Float64Array;
+  /** Room for every row. */
+  touched: Uint32Array;
+  /** A bit per row, all 0 between searches. */
+  marks: Uint32Array;
+}
+
+/** The first index in [from, end) whose row is ≥ row (end if none): galloping, then binary search. */
+function seek(rows: Uint32Array, from: number, end: number, row: number): number {
+  if (from >= end || rows[from]! >= row) return from;
+  let below = from;
+  let step = 1;
+  let above = from + 1;
+  while (above < end && rows[above]! < row) {
+    below = above;
+    step *= 2;
+    above = below + step;
+  }
+  if (above > end) above = end;
+  while (above - below > 1) {
+    const middle = (below + above) >>> 1;
+    if (rows[middle]! < row) below = middle;
+    else above = middle;
+  }
+  return above;
+}
+
+/**
+ * The k-th largest accumulated score of candidates[0..n) (k ≤ n), known to be at least `atLeast`: only
+ * the scores from there up are selected from.
+ */
+function kthScore(scratch: Float64Array, candidates: Uint32Array, n: number, k: number, atLeast = 0): number {
+  const values = new Float64Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const score = scratch[2 * candidates[i]!]!;
+    if (score >= atLeast) values[count++] = score;
+  }
+  return kthLargest(values, count, k);
+}
+
+/** Sorts rows[0..n) (distinct) ascending through the marks bitmap, which is left all 0: O(n + rows / 32). */
+function sortRows(rows: Uint32Array, n: number, marks: Uint32Array): void {
+  for (let i = 0; i < n; i++) marks[rows[i]! >>> 5]! |= 1 << (rows[i]! & 31);
+  for (let word = 0, k = 0; k < n; word++) {
+    let bits = marks[word]!;
+    if (bits === 0) continue;
+    marks[word] = 0;
+    while (bits !== 0) {
+      const lowest = bits & -bits;
+      rows[k++] = (word << 5) + 31 - Math.clz32(lowest);
+      bits ^= lowest;
+    }
+  }
+}
+
+/** A list at most this many times longer than the rows looked up in it is merged with them rather than searched. */
+const MERGE_FACTOR = 4;
+
+/**
+ * For each of candidates[0..n) (ascending), the index of its posting among rows[from..end), or -1, into
+ * `found`: by walking both in step when the list is short, else by galloping search.
+ */
+function findPostings(rows: Uint32Array, from: number, end: number, candidates: Uint32Array, n: number, found: Int32Array): void {
+  let p = from;
+  if (end - from < MERGE_FACTOR * n) {
+    for (let i = 0; i < n; i++) {
+      const r = candidates[i]!;
+      while (p < end && rows[p]! < r) p++;
+      found[i] = p < end && rows[p] === r ? p : -1;
+    }
+    return;
+  }
+  for (let i = 0; i < n; i++) {
+    const r = candidates[i]!;
+    p = seek(rows, p, end, r);
+    found[i] = p < end && rows[p] === r ? p : -1;
+  }
+}
+
+/** Rows sampled for an estimate of the k-th score: one in SAMPLE_STRIDE, when that leaves enough. */
+const SAMPLE_STRIDE = 8;
+const MIN_SAMPLE = 256;
+
+/**
+ * An estimate of the k-th largest accumulated score of candidates[0..n) (k ≤ n) from a sample, to skip
+ * computing it exactly when it would not stop the scan anyway (any mistake costs time, not exactness).
+ */
+function estimatedKth(scratch: Float64Array, candidates: Uint32Array, n: number, k: number): number {
+  const size = Math.floor(n / SAMPLE_STRIDE);
+  if (size < MIN_SAMPLE) return Infinity;
+  const values = new Float64Array(size);
+  for (let i = 0; i < size; i++) values[i] = scratch[2 * candidates[i * SAMPLE_STRIDE]!]!;
+  return kthLargest(values, size, Math.max(1, Math.round((k * size) / n)));
+}
+
+/** A copy of the first `used` items of `items` with room for at least `size`. */
+function grown(items: Uint32Array, size: number, used: number): Uint32Array {
+  const bigger = new Uint32Array(Math.max(size, 2 * items.length));
+  bigger.set(items.subarray(0, used));
+  return bigger;
+}
+
+/**
+ * The best `limit` rows that pass `passes` for the words, best first, with the scores the exhaustive
+ * search gives them (words added in the order given). `averageLength` is the one the scratch's length
+ * terms were computed with.
+ */
+export function maxScoreTopRows(
+  lists: PostingLists,
+  words: TermWord[],
+  { scratch, touched, marks }: ScoringScratch,
+  averageLength: number,
+  passes: (row: number) => boolean,
+  limit: number,
+  counters?: SearchCounters,
+): TopRows {
+  const { offsets, rows, freqs, maxFreqs, minLengths } = lists;
+  const m = words.length;
+  const bounds = words.map(({ term, idf }) => {
+    const f = maxFreqs[term]!;
+    return idf * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * minLengths[term]!) / averageLength))) * (1 + SLACK);
+  });
+  const order = words.map((_, i) => i).sort((a, b) => bounds[b]! - bounds[a]! || listLength(a) - listLength(b));
+  function listLength(i: number): number {
+    const t = words[i]!.term;
+    return offsets[t + 1]! - offsets[t]!;
+  }
+  // remaining[j]: the most the words order[j..] can add to a row.
+  const remaining = new Float64Array(m + 1);
+  for (let j = m - 1; j >= 0; j--) remaining[j] = remaining[j + 1]! + bounds[order[j]!]!;
+
+  let touchedCount = 0;
+  try {
+    // Term at a time over the words with the highest bounds, until the rest cannot bring in a new row.
+    // θ (threshold) is the limit-th best score so far of the rows that pass, less the slack; it is
+    // recomputed only when it may have risen above what the words left can add.
+    let threshold = 0;
+    let kth = 0;
+    let addedSinceKth = Infinity;
+    let passing: Uint32Array = new Uint32Array(1024);
+    let passingCount = 0;
+    let scanned = 0;
+    for (; scanned < m && !(remaining[scanned]! < threshold); scanned++) {
+      const { term, idf } = words[order[scanned]!]!;
+      const end = offsets[term + 1]!;
+      const touchedBefore = touchedCount;
+      for (let p = offsets[term]!; p < end; p++) {
+        const r = rows[p]!;
+        const f = freqs[p]!;
+        const at = 2 * r;
+        if (scratch[at] === 0) touched[touchedCount++] = r;
+        scratch[at]! += idf * ((f * (K1 + 1)) / (f + scratch[at + 1]!));
+      }
+      if (counters) counters.postings += end - offsets[term]!;
+      if (passing.length < touchedCount) passing = grown(passing, touchedCount, passingCount);
+      for (let i = touchedBefore; i < touchedCount; i++) if (passes(touched[i]!)) passing[passingCount++] = touched[i]!;
+      addedSinceKth += bounds[order[scanned]!]!;
+      const ceiling = Math.min(kth + addedSinceKth, remaining[0]! - remaining[scanned + 1]!);
+      if (scanned + 1 < m && passingCount >= limit && remaining[scanned + 1]! < ceiling
+        && !(estimatedKth(scratch, passing, passingCount, limit) < remaining[scanned + 1]!)) {
+        kth = kthScore(scratch, passing, passingCount, limit, kth);
+        threshold = kth * (1 - SLACK);
+        addedSinceKth = 0;
+      }
+    }
+
+    // The rows still in the running, ascending, probed for the words not scanned.
+    let n = keepReaching(scratch, passing, passingCount, remaining[scanned]!, threshold);
+    const candidates = passing;
+    sortRows(candidates, n, marks);
+    const found = new Int32Array(n);
+    for (let j = scanned; j < m; j++) {
+      const { term, idf } = words[order[j]!]!;
+      findPostings(rows, offsets[term]!, offsets[term + 1]!, candidates, n, found);
+      for (let i = 0; i < n; i++) {
+        const p = found[i]!;
+        if (p < 0) continue;
+        const r = candidates[i]!;
+        const f = freqs[p]!;
+        scratch[2 * r]! += idf * ((f * (K1 + 1)) / (f + scratch[2 * r + 1]!));
+      }
+      if (counters) counters.probes += n;
+      n = keepReaching(scratch, candidates, n, remaining[j + 1]!, threshold);
+    }
+
+    // Every word is in the accumulator now: keep the rows that may be among the best, and score them exactly.
+    if (n > limit) n = keepReaching(scratch, candidates, n, 0, kthScore(scratch, candidates, n, limit) * (1 - SLACK));
+    const exact = new Float64Array(n);
+    for (const { term, idf } of words) {
+      findPostings(rows, offsets[term]!, offsets[term + 1]!, candidates, n, found);
+      for (let i = 0; i < n; i++) {
+        const p = found[i]!;
+        if (p < 0) continue;
+        const f = freqs[p]!;
+        exact[i]! += idf * ((f * (K1 + 1)) / (f + scratch[2 * candidates[i]! + 1]!));
+      }
+      if (counters) counters.probes += n;
+    }
+    return bestRows(candidates, exact, n, limit);
+  } finally {
+    for (let i = 0; i < touchedCount; i++) scratch[2 * touched[i]!] = 0;
+  }
+}
+
+/** Keeps (in order, in place) the candidates whose score plus `rest` may reach `threshold`; returns how many. */
+function keepReaching(scratch: Float64Array, candidates: Uint32Array, n: number, rest: number, threshold: number): number {
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    const r = candidates[i]!;
+    if (scratch[2 * r]! * (1 + SLACK) + rest >= threshold) candidates[kept++] = r;
+  }
+  return kept;
+}

@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import { SharedVectorRegistry } from '../../../src/index/shared-vector-registry.js';
+import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
+import { SqliteChunkIndex, type SqliteChunkIndexOptions } from '../../../src/index/sqlite-index.js';
+import { SqliteReadPool } from '../../../src/index/sqlite-read-pool.js';
+import { ThreadedSqliteChunkIndex } from '../../../src/index/sqlite-threaded-index.js';
+import type { CacheSize, IndexedChunk } from '../../../src/index/types.js';
+import { chunk } from './helpers.js';
+
+const DIMS = 24;
+/** Deterministic pseudo-random components in -1..1. */
+const vectorOf = (seed: number, dims = DIMS) => Array.from({ length: dims }, (_, d) => Math.sin(seed * 12.9898 + d * 78.233) % 1);
+
+function corpus(datasetId: string, count: number, from = 0): IndexedChunk[] {
+  return Array.from({ length: count }, (_, k) => {
+    const i = from + k;
+    return chunk({
+      id: `${datasetId}-${i}`,
+      dataset_id: datasetId,
+      document_id: `${datasetId}-doc${i % 4}`,
+      available: i % 7 !== 3,
+      content: `granite cairn ${i}`,
+      // A zero vector (no cosine), one of another dimension and one without a vector among them.
+      vector: i === 5 ? new Array(DIMS).fill(0) : i === 6 ? vectorOf(i, 8) : i === 9 ? [] : vectorOf(i),
+    });
+  });
+}
+
+/** A connection that builds its copies at the first search after a write (the service waits 1 s, after the search). */
+const inMemory = (db: Database, options: SqliteChunkIndexOptions = {}) =>
+  new SqliteChunkIndex(db, { vectorsQuietMs: 0, vectorsSchedule: (build) => build(), ...options });
+const fromSqlite = (db: Database) => new SqliteChunkIndex(db, { vectorsCacheBytes: 0 });
+const vectorsCache = async (index: { cacheSizes(): Promise<CacheSize[]> }) => (await index.cacheSizes()).find((c) => c.name === 'vectors')!;
+/** The bytes of a dataset's copy alone (vectors, row ids, norms, flags, documents, ids and their hash table). */
+async function copyBytes(db: Database, datasetId: string): Promise<number> {
+  const index = inMemory(db);
+  index.vectorSearchHits(vectorOf(0), { datasetIds: [datasetId] }, 1);
+  return (await vectorsCache(index)).bytes!;
+}
+
+describe('in-memory vector copies (vector-copies.ts)', () => {
+  let db: Database;
+  beforeEach(async () => {
+    db = openIndexDatabase(':memory:');
+    await fromSqlite(db).upsert([...corpus('ds1', 60), ...corpus('ds2', 40)]);
+  });
+  afterEach(() => db.close());
+
+  it('give the same hits and the same scores, bit for bit, as sqlite-vec', async () => {
+    const memory = inMemory(db);
+    const sqlite = fromSqlite(db);
+    const filters = [
+      { datasetIds: ['ds1'], availableOnly: true },
+      { datasetIds: ['ds1', 'ds2'] },
+      { datasetIds: ['ds2'], documentIds: ['ds2-doc1', 'ds2-doc3'], availableOnly: true },
+    ];
+    const ids = [...corpus('ds1', 60), ...corpus('ds2', 40)].map((c) => c.id).concat('missing');
+    for (let q = 0; q < 8; q++) {
+      const query = vectorOf(1000 + q);
+      for (const filter of filters) {
+        for (const limit of [3, 20, 100]) {
+          assert.deepEqual(memory.vectorSearchHits(query, filter, limit), sqlite.vectorSearchHits(query, filter, limit));
+        }
+      }
+      assert.deepEqual(memory.cosineSimilaritiesNow(ids, query), sqlite.cosineSimilaritiesNow(ids, query));
+      assert.deepEqual(memory.cosineSimilaritiesNow(ids, vectorOf(q, 8)), sqlite.cosineSimilaritiesNow(ids, vectorOf(q, 8)));
+    }
+    assert.deepEqual(memory.cosineSimilaritiesNow(ids, new Array(DIMS).fill(0)), new Map(), 'a zero query has no cosine');
+    // Both datasets, 24-dimension and 8-dimension vectors (the zero vector is kept: it is a row of the table).
+    const { entries, bytes } = await vectorsCache(memory);
+    assert.equal(entries, 98);
+    assert.equal(bytes, (await copyBytes(db, 'ds1')) + (await copyBytes(db, 'ds2')));
+    assert.ok(bytes! > 96 * DIMS * 4 + 2 * 8 * 4 && bytes! < 98 * (DIMS * 4 + 100), `${bytes} bytes`);
+  });
+
+  it('are rebuilt after a write from another connection, and serve SQLite until then', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-vectors-'));
+    const [readerDb, writerDb] = [openIndexDatabase(join(dir, 'cairn.db')), openIndexDatabase(join(dir, 'cairn.db'))];
+    try {
+      const writer = fromSqlite(writerDb);
+      await writer.upsert(corpus('ds1', 30));
+      const quiet = () => new Promise((resolve) => setTimeout(resolve, 60));
+      const reader = inMemory(readerDb, { vectorsQuietMs: 50 });
+      const query = vectorOf(7);
+      const filter = { datasetIds: ['ds1'] };
+      const search = () => reader.vectorSearchHits(query, filter, 50).map((h) => h[0]);
+      assert.equal(search().length, 27, 'the vectors of 24 dimensions but the zero one');
+      assert.equal((await vectorsCache(reader)).entries, 0, 'not built before the dataset has gone unwritten for the quiet period');
+      await quiet();
+      search();
+      assert.equal((await vectorsCache(reader)).entries, 29);
+
+      const moved = chunk({ ...corpus('ds1', 1, 1)[0]!, vector: query });
+      await writer.upsert([moved, ...corpus('ds1', 2, 30)]);
+      await writer.deleteChunks(['ds1-2']);
+      const expected = fromSqlite(readerDb).vectorSearchHits(query, filter, 50);
+      assert.equal(expected[0]![0], 'ds1-1');
+      assert.deepEqual(reader.vectorSearchHits(query, filter, 50), expected, 'stale copy: served from SQLite');
+      assert.deepEqual(reader.cosineSimilaritiesNow(['ds1-1', 'ds1-2', 'ds1-30'], query), fromSqlite(readerDb).cosineSimilaritiesNow(['ds1-1', 'ds1-2', 'ds1-30'], query));
+      await quiet();
+      assert.deepEqual(reader.vectorSearchHits(query, filter, 50), expected, 'rebuilt copy');
+      assert.equal((await vectorsCache(reader)).entries, 30);
+      assert.equal(reader.cosineSimilaritiesNow(['ds1-1'], query).get('ds1-1'), fromSqlite(readerDb).cosineSimilaritiesNow(['ds1-1'], query).get('ds1-1'));
+    } finally {
+      readerDb.close();
+      writerDb.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stay within the bound: least recently searched datasets dropped first, one that does not fit served from SQLite', async () => {
+    await fromSqlite(db).upsert([...corpus('ds3', 20), ...corpus('ds1', 40, 60)]);
+    // ds1 holds 98 vectors, ds2 39, ds3 19: the bound holds ds2 and ds3, not ds1.
+    const [ds1, ds2, ds3] = [await copyBytes(db, 'ds1'), await copyBytes(db, 'ds2'), await copyBytes(db, 'ds3')];
+    const bound = ds2 + ds3;
+    assert.ok(ds1 > bound);
+    const memory = inMemory(db, { vectorsCacheBytes: bound });
+    const sqlite = fromSqlite(db);
+    const query = vectorOf(3);
+    for (const ds of ['ds2', 'ds3', 'ds1']) {
+      assert.deepEqual(memory.vectorSearchHits(query, { datasetIds: [ds] }, 10), sqlite.vectorSearchHits(query, { datasetIds: [ds] }, 10));
+    }
+    assert.equal((await vectorsCache(memory)).entries, 39 + 19, 'ds1 does not fit: SQLite serves it');
+    const small = inMemory(db, { vectorsCacheBytes: ds2 });
+    for (const ds of ['ds2', 'ds3']) small.vectorSearchHits(query, { datasetIds: [ds] }, 10);
+    assert.equal((await vectorsCache(small)).entries, 19, 'ds2, searched longest ago, was dropped for ds3');
+    small.vectorSearchHits(query, { datasetIds: ['ds2'] }, 10);
+    assert.equal((await vectorsCache(small)).entries, 39);
+  });
+
+  it('one connection adopts the copies another built, through the registry a pool keeps', async () => {
+    const registry = new SharedVectorRegistry(await copyBytes(db, 'ds1'));
+    const [a, b] = ['a', 'b'].map((thread) => inMemory(db, { vectorsPublish: (copy) => registry.register(copy, thread) }));
+    const query = vectorOf(11);
+    a!.vectorSearchHits(query, { datasetIds: ['ds2'] }, 5);
+    b!.syncVectors(registry.syncFor('b')!);
+    const [copy] = registry.copies();
+    assert.equal(copy?.datasetId, 'ds2');
+    // b searches from the very memory a built: changing it changes b's answer.
+    const before = b!.cosineSimilaritiesNow(['ds2-0'], query).get('ds2-0')!;
+    const group = copy!.groups.find((g) => g.dim === DIMS)!;
+    group.vectors.subarray(0, DIMS).set(query);
+    group.norms[0] = Math.hypot(...Float32Array.from(query));
+    const after = b!.cosineSimilaritiesNow(['ds2-0'], query).get('ds2-0')!;
+    assert.notEqual(before, after);
+    assert.ok(Math.abs(after - 1) < 1e-6);
+    // ds1 pushes ds2 out of the registry's bound; b is told to let go of it.
+    a!.vectorSearchHits(query, { datasetIds: ['ds1'] }, 5);
+    assert.deepEqual(registry.copies().map((c) => c.datasetId), ['ds1']);
+    const sync = registry.syncFor('b')!;
+    assert.deepEqual(sync.drop, [['ds2', copy!.generation]]);
+    assert.deepEqual(sync.adopt.map((c) => c.datasetId), ['ds1']);
+    assert.equal(registry.syncFor('b'), undefined, 'nothing new');
+    assert.deepEqual(registry.syncFor('a'), { adopt: [], drop: [['ds2', copy!.generation]] }, 'a, which built ds2, lets go of it too');
+  });
+});
+
+describe('in-memory vector copies shared by the reader threads of a pool', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let db: Database;
+  let pool: SqliteReadPool;
+  let index: ThreadedSqliteChunkIndex;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cairn-vectors-pool-'));
+    db = openIndexDatabase(join(dir, 'cairn.db'));
+    const writer = fromSqlite(db);
+    pool = new SqliteReadPool(join(dir, 'cairn.db'), 2, { vectorsQuietMs: 0 });
+    index = new ThreadedSqliteChunkIndex(writer, pool);
+    await index.upsert(corpus('ds1', 60));
+  });
+  afterEach(async () => {
+    await index.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('hold one copy, built by one thread and used by both', async () => {
+    const query = vectorOf(5);
+    const filter = { datasetIds: ['ds1'], availableOnly: true };
+    const expected = fromSqlite(db).vectorSearchHits(query, filter, 20).map(([id, score]) => ({ id, score }));
+    // The first search schedules the build on its thread; the copy reaches the pool after it.
+    for (let i = 0; i < 100 && pool.sharedVectors().length === 0; i++) {
+      await index.vectorSearch(query, filter, 20);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const [copy] = pool.sharedVectors();
+    assert.ok(copy, 'a copy was built');
+    assert.deepEqual(await vectorsCache(index), { name: 'vectors', entries: 59, bytes: await copyBytes(db, 'ds1') }, 'counted once for the two threads');
+    // Both threads answer from the shared memory: after changing it here, every search sees the change.
+    const group = copy!.groups.find((g) => g.dim === DIMS)!;
+    const position = 10;
+    group.vectors.subarray(position * DIMS, (position + 1) * DIMS).set(query);
+    group.norms[position] = Math.hypot(...Float32Array.from(query));
+    const answers = await Promise.all(Array.from({ length: 6 }, () => index.vectorSearch(query, filter, 20)));
+    assert.equal(pool.load().running, 0);
+    for (const hits of answers) {
+      assert.ok(Math.abs(hits[0]!.score - 1) < 1e-6, 'the changed vector is the best hit');
+      assert.deepEqual(hits.slice(1).map((h) => h.id), expected.filter((h) => hits[0]!.id !== h.id).slice(0, 19).map((h) => h.id));
+    }
+  });
+});
