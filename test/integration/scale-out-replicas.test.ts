@@ -117,7 +117,7 @@ describe('scale-out: two API replicas and two workers on PostgreSQL, Milvus and 
     const done = await waitForRun(b, datasetId, documentId);
     assert.equal(done.run, 'DONE', done.progress_msg);
     const ran = await activityWorkers(workflowIds.parseDocument(documentId, 1));
-    for (const step of ['extractDocument', 'chunkDocument', 'embedChunks', 'indexChunks']) assert.ok(ran.some((r) => r.activity === step), `${step} ran`);
+    for (const step of ['extractAndChunk', 'embedAndIndex']) assert.ok(ran.some((r) => r.activity === step), `${step} ran`);
     for (const r of ran) assert.ok(workerPids().includes(r.pid), `${r.activity} ran in a worker process (pid ${r.pid}), not in an API replica (pid ${process.pid})`);
 
     const chunks = await b.get(`/datasets/${datasetId}/documents/${documentId}/chunks`);
@@ -171,7 +171,7 @@ describe('scale-out: two API replicas and two workers on PostgreSQL, Milvus and 
       // Above 0.45 at least one batch of vectors is saved: the retry must resume after it, not add to it.
       if (doc.run !== 'RUNNING' || doc.progress <= 0.45) return undefined;
       const pending = (await handle.describe()).raw.pendingActivities ?? [];
-      const embed = pending.find((p) => p.activityType?.name === 'embedChunks' && p.lastWorkerIdentity);
+      const embed = pending.find((p) => p.activityType?.name === 'embedAndIndex' && p.lastWorkerIdentity);
       return embed ? { progress: doc.progress as number, pid: pidOf(embed.lastWorkerIdentity) } : undefined;
     }, 120_000, 100);
     const victimWorker = workers.find((w) => w.child.pid === running.pid);
@@ -184,10 +184,10 @@ describe('scale-out: two API replicas and two workers on PostgreSQL, Milvus and 
     assert.equal(done.run, 'DONE', done.progress_msg);
     assert.equal(done.chunk_count, uninterrupted.chunk_count);
     const ran = await activityWorkers(handle.workflowId);
-    const embed = ran.find((r) => r.activity === 'embedChunks')!;
-    assert.equal(embed.pid, survivor.child.pid, 'the survivor finished the embedding');
+    // Embedding and indexing are one step ('parse-in-two-steps'): its retry resumes after the saved batches.
+    const embed = ran.find((r) => r.activity === 'embedAndIndex')!;
+    assert.equal(embed.pid, survivor.child.pid, 'the survivor finished the embedding and the indexing');
     assert.ok(embed.attempt >= 2, 'as a retry of the killed attempt');
-    assert.equal(ran.find((r) => r.activity === 'indexChunks')!.pid, survivor.child.pid);
 
     const [got, expected] = [await allChunks(b, ds, victim.id), await allChunks(b, ds, reference.id)];
     assert.equal(got.length, done.chunk_count, 'the index holds exactly chunk_count chunks');
