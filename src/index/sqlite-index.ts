@@ -138,7 +138,7 @@ export class SqliteChunkIndex implements ChunkIndex {
     this.maxCachedFrequencies = options.termFrequencyCacheEntries ?? DEFAULT_CACHED_FREQUENCIES;
     this.sql = prepareStatements(db);
     this.signBits = new SignBitCache({
-      generations: (datasetIds) => new Map(this.sql.generations.all(ids(datasetIds)) as [string, number][]),
+      generations: (datasetIds) => this.generationsOf(datasetIds),
       keys: (datasetId) => (this.sql.dimsOf.all(datasetId) as number[]).map((dim) => {
         const [rows, available, bits] = this.sql.keysOf.get(datasetId, dim) as [string, string, Buffer];
         return {
@@ -172,7 +172,7 @@ export class SqliteChunkIndex implements ChunkIndex {
     const transaction = db.transaction((read: () => unknown) => read());
     this.inReadTransaction = <T>(read: () => T) => (db.inTransaction ? read() : transaction(read) as T);
     this.postings = new PostingsCache({
-      generations: (datasetIds) => new Map(this.sql.generations.all(ids(datasetIds)) as [string, number][]),
+      generations: (datasetIds) => this.generationsOf(datasetIds),
       chunkCount: (datasetId) => this.sql.chunksInDatasets.get(ids([datasetId])) as number,
       build: (datasetId) => this.db.transaction(() => ({
         generation: (this.sql.generationOf.get(datasetId) as number | undefined) ?? 0,

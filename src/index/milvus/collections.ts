@@ -20,6 +20,16 @@ export const ID_BYTES = 1024;
 export const MIN_DIM = 2;
 export const MAX_DIM = 32_768;
 
+/** Refuses, naming `what`, a vector Milvus cannot store; an empty vector means "no vector" and passes. */
+export function checkStorableDim(what: string, dim: number): void {
+  if (dim !== 0 && (dim < MIN_DIM || dim > MAX_DIM)) {
+    throw new Error(`${what}: Milvus stores vectors of ${MIN_DIM} to ${MAX_DIM} dimensions, this one has ${dim}`);
+  }
+}
+
+/** A vector a collection holds and a cosine search can use: a storable dimension and a direction. */
+export const searchableVector = (vector: number[]) => vector.length >= MIN_DIM && vector.length <= MAX_DIM && vector.some((x) => x !== 0);
+
 /** Milvus ≥ 2.5 defaults; milvus-lite's k1 default is 1.5, so both are given. Same as FTS5's bm25(). */
 export const BM25_PARAMS = { bm25_k1: 1.2, bm25_b: 0.75 };
 

@@ -9,11 +9,11 @@ import { fromFloat32Blob } from '../vector-codec.js';
 import { bm25Query } from './analysis.js';
 import { chunksOf } from './batches.js';
 import { call, connectMilvus, MilvusIndexError } from './client.js';
-import { CollectionCatalog, MAX_DIM, MIN_DIM, type CollectionSpec } from './collections.js';
+import { checkStorableDim, CollectionCatalog, searchableVector, type CollectionSpec } from './collections.js';
 import { equals, isInIntegers } from './expressions.js';
 import { filterKey, memoryFilter, memoryTextSpec, memoryVectorsSpec, textRow, vectorRow, VECTORS_STEM } from './memory-collections.js';
 import { MemoryLedger, WHOLE_MEMORY, type LedgerRow, type SyncEntry } from './memory-ledger.js';
-import { bm25Score, cosine, deleteWhere, IDS_PER_REQUEST, queryRows, RESULT_WINDOW, upsertRows } from './operations.js';
+import { bm25Score, cosine, cosineSearch, deleteWhere, IDS_PER_REQUEST, queryRows, RESULT_WINDOW, upsertRows } from './operations.js';
 
 export interface MilvusMemoryIndexOptions {
   /** Prefix of the collection names (default `cairn_`), as for the chunk index. */
@@ -29,14 +29,8 @@ const SYNC_ROUNDS = 5;
 const signature = (r: LedgerRow | undefined) =>
   r ? JSON.stringify([r.memory_id, r.agent_id, r.session_id, r.user_id, r.status, r.forget_at === null, r.dim, r.size, r.create_time]) : 'absent';
 
-const storable = (vector: number[]) => vector.length >= MIN_DIM && vector.length <= MAX_DIM && vector.some((x) => x !== 0);
-
 function checkVectors(messages: { vector: number[] }[]): void {
-  for (const { vector } of messages) {
-    if (vector.length !== 0 && (vector.length < MIN_DIM || vector.length > MAX_DIM)) {
-      throw new Error(`memory message: Milvus stores vectors of ${MIN_DIM} to ${MAX_DIM} dimensions, this one has ${vector.length}`);
-    }
-  }
+  for (const { vector } of messages) checkStorableDim('memory message', vector.length);
 }
 
 /**
@@ -190,19 +184,11 @@ export class MilvusMemoryIndex implements MemoryIndex {
   }
 
   async vectorSearch(vector: number[], filter: MemorySearchFilter, limit: number): Promise<MemoryCandidate[]> {
-    if (!storable(vector) || filter.memoryIds.length === 0 || limit <= 0) return [];
+    if (!searchableVector(vector) || filter.memoryIds.length === 0 || limit <= 0) return [];
     await this.sync(filter.memoryIds);
     const spec = memoryVectorsSpec(this.catalog.prefix, vector.length);
     if (!(await this.catalog.exists(spec))) return [];
-    const { results } = await call('search (COSINE)', () => this.client.search({
-      collection_name: spec.name,
-      anns_field: 'vector',
-      data: vector,
-      limit: Math.min(limit, RESULT_WINDOW),
-      metric_type: 'COSINE',
-      filter: memoryFilter(filter),
-      output_fields: ['message_id'],
-    }));
+    const results = await cosineSearch(this.client, spec.name, vector, memoryFilter(filter), ['message_id'], limit);
     return this.confirmed(results.map((hit) => ({ message_id: Number(hit.message_id), score: Number(hit.score) })), filter);
   }
 
@@ -266,7 +252,7 @@ export class MilvusMemoryIndex implements MemoryIndex {
       const inDim = new Map<number, Set<number>>();
       for (const row of present) {
         const vector = row.vector ? fromFloat32Blob(row.vector) : [];
-        if (!storable(vector)) continue;
+        if (!searchableVector(vector)) continue;
         byDim.set(vector.length, [...(byDim.get(vector.length) ?? []), vectorRow(row, vector)]);
         inDim.set(vector.length, (inDim.get(vector.length) ?? new Set()).add(row.message_id));
       }

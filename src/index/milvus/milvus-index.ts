@@ -4,10 +4,10 @@ import { ChunkNotFoundError } from '../types.js';
 import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from '../types.js';
 import { bm25Query } from './analysis.js';
 import { call, connectMilvus, MilvusIndexError } from './client.js';
-import { chunksSpec, CollectionCatalog, MAX_DIM, MIN_DIM, partsSpec, vectorsName, vectorsSpec, type CollectionSpec } from './collections.js';
+import { checkStorableDim, chunksSpec, CollectionCatalog, MAX_DIM, MIN_DIM, partsSpec, searchableVector, vectorsName, vectorsSpec, type CollectionSpec } from './collections.js';
 import { batchesOfWeight, chunksOf } from './batches.js';
 import { and, chunkFilter, containsPattern, equals, isIn, literal } from './expressions.js';
-import { bm25Score, cosine, countRows, deleteWhere, IDS_PER_REQUEST, queryRows, RESULT_WINDOW, upsertRows, type Row } from './operations.js';
+import { bm25Score, cosine, cosineSearch, countRows, deleteWhere, IDS_PER_REQUEST, queryRows, RESULT_WINDOW, upsertRows, type Row } from './operations.js';
 import { chunkFromRecord, chunkRows, type ChunkRow } from './rows.js';
 
 export interface MilvusChunkIndexOptions {
@@ -36,10 +36,7 @@ function nextOrdinal(): number {
 const RECORDS_PER_REQUEST = 256;
 
 function checkVector(chunk: IndexedChunk): void {
-  const dim = chunk.vector.length;
-  if (dim !== 0 && (dim < MIN_DIM || dim > MAX_DIM)) {
-    throw new Error(`chunk ${chunk.id}: Milvus stores vectors of ${MIN_DIM} to ${MAX_DIM} dimensions, this one has ${dim}`);
-  }
+  checkStorableDim(`chunk ${chunk.id}`, chunk.vector.length);
 }
 
 /**
@@ -203,19 +200,11 @@ export class MilvusChunkIndex implements ChunkIndex {
 
   async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]> {
     const dim = vector.length;
-    if (dim < MIN_DIM || dim > MAX_DIM || vector.every((x) => x === 0)) return [];
+    if (!searchableVector(vector)) return [];
     if (filter.datasetIds.length === 0 || filter.documentIds?.length === 0 || limit <= 0) return [];
     const spec = vectorsSpec(this.catalog.prefix, dim);
     if (!(await this.catalog.exists(spec))) return [];
-    const { results } = await call('search (COSINE)', () => this.client.search({
-      collection_name: spec.name,
-      anns_field: 'vector',
-      data: vector,
-      limit: Math.min(limit, RESULT_WINDOW),
-      metric_type: 'COSINE',
-      filter: chunkFilter(filter),
-      output_fields: ['id', 'dataset_id', 'document_id'],
-    }));
+    const results = await cosineSearch(this.client, spec.name, vector, chunkFilter(filter), ['id', 'dataset_id', 'document_id'], limit);
     if (results.length === 0) return [];
     // Names live in the chunks rows; a vector without its chunks row (being deleted) or left behind by a
     // change of dimension is no hit.

@@ -27,6 +27,20 @@ export async function queryRows(client: MilvusClient, collection: string, filter
   return data as Row[];
 }
 
+/** The `limit` nearest rows by cosine (at most RESULT_WINDOW), with `fields`, among those `filter` admits. */
+export async function cosineSearch(client: MilvusClient, collection: string, vector: number[], filter: string, fields: string[], limit: number) {
+  const { results } = await call('search (COSINE)', () => client.search({
+    collection_name: collection,
+    anns_field: 'vector',
+    data: vector,
+    limit: Math.min(limit, RESULT_WINDOW),
+    metric_type: 'COSINE',
+    filter,
+    output_fields: fields,
+  }));
+  return results;
+}
+
 export async function countRows(client: MilvusClient, collection: string, filter: string): Promise<number> {
   const { data } = await call(`count ${collection}`, () => client.query({ collection_name: collection, filter, output_fields: ['count(*)'] }));
   return Number((data[0] as Row | undefined)?.['count(*)'] ?? 0);
