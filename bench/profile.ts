@@ -194,9 +194,9 @@ export const embeddedServices: ProfileServices = {
 
 const BUCKET = 'cairn-bench';
 
-/** The PostgreSQL server of the cluster listening on `port` with its backends (started by pg_ctl, so not our child). */
+/** The PostgreSQL server of the cluster listening on `port` with its backends (not the runuser that started it). */
 function postgresComponent(port: string): Component[] {
-  return findProcesses(new RegExp(`/postgres -D \\S+ -p ${port}\\b`)).map((root) => ({ name: 'PostgreSQL', root }));
+  return findProcesses(new RegExp(`^\\S*/postgres -D \\S+ -p ${port}\\b`)).map((root) => ({ name: 'PostgreSQL', root }));
 }
 
 function motoComponent(endpoint: string): Component[] {

@@ -1,14 +1,17 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from '../../src/engine/dev-server.js';
+import { dieWithParent } from '../../src/engine/parent-death.js';
 
 /**
  * A throwaway PostgreSQL cluster for tests: initdb in a temporary directory, a server on a free
  * loopback port, stopped and removed at the end. PostgreSQL refuses to run as root, so as root the
- * cluster belongs to the `postgres` user (runuser); otherwise to the current user.
+ * cluster belongs to the `postgres` user (runuser); otherwise to the current user. The server is our
+ * child (not daemonized by pg_ctl) and gets SIGTERM when this process dies, so a test run killed from
+ * outside leaves no server behind.
  */
 export interface PostgresCluster {
   /** Connection URL of an existing database of the cluster. */
@@ -20,6 +23,7 @@ export interface PostgresCluster {
 
 const USER = 'cairn';
 const PASSWORD = 'cairn-test-pw';
+const rootDir = path.resolve(new URL('../..', import.meta.url).pathname);
 
 /** The directory holding initdb and pg_ctl: PG_BIN, the newest /usr/lib/postgresql/N/bin, or PATH. */
 function binDir(): string | undefined {
@@ -64,30 +68,34 @@ export async function startPostgres(): Promise<PostgresCluster> {
   // A linguistic default collation (ICU en-US: 'a' < 'ä' < 'B', Unicode lower()), as production
   // databases have: the schema must give SQLite's byte order and ASCII-only lower() regardless.
   const port = await freePort();
+  const url = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+  let server: ReturnType<typeof spawn>;
   try {
     run(tool('initdb'), ['-D', dataDir, '-U', USER, '--pwfile', pwFile, '--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--locale-provider=icu', '--icu-locale=en-US']);
-    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-    run(tool('pg_ctl'), ['-D', dataDir, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', 'start']);
+    const postgres = [tool('postgres'), '-D', dataDir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
+    const launch = asRoot ? dieWithParent(rootDir, 'runuser', ['-u', 'postgres', '--', ...postgres]) : dieWithParent(rootDir, postgres[0]!, postgres.slice(1));
+    const log = fs.openSync(path.join(dir, 'server.log'), 'a');
+    server = spawn(launch.command, launch.args, { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    await untilAccepting(url('postgres'), server, path.join(dir, 'server.log'));
   } catch (err) {
+    stopServer(dataDir, 'immediate', asRoot);
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  const exited = new Promise<void>((resolve) => (server.exitCode !== null || server.signalCode !== null ? resolve() : server.once('exit', () => resolve())));
 
   let stopped = false;
   const stopNow = (mode: 'fast' | 'immediate') => {
     if (stopped) return;
     stopped = true;
-    const [file, argv] = asRoot
-      ? ['runuser', ['-u', 'postgres', '--', tool('pg_ctl'), '-D', dataDir, '-m', mode, '-w', 'stop']]
-      : [tool('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', 'stop']];
-    spawnSync(file, argv, { stdio: 'ignore' });
+    stopServer(dataDir, mode, asRoot);
     fs.rmSync(dir, { recursive: true, force: true });
   };
   // A test run that dies must not leave a server behind.
   const onExit = () => stopNow('immediate');
   process.once('exit', onExit);
 
-  const url = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
   let created = 0;
   return {
     url,
@@ -105,8 +113,36 @@ export async function startPostgres(): Promise<PostgresCluster> {
     async stop() {
       process.off('exit', onExit);
       stopNow('fast');
+      await exited;
     },
   };
+}
+
+/** pg_ctl stops the server of a data directory whoever started it, and waits until it is gone. */
+function stopServer(dataDir: string, mode: 'fast' | 'immediate', asRoot: boolean): void {
+  const [file, argv] = asRoot
+    ? ['runuser', ['-u', 'postgres', '--', tool('pg_ctl'), '-D', dataDir, '-m', mode, '-w', 'stop']]
+    : [tool('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', 'stop']];
+  spawnSync(file, argv, { stdio: 'ignore' });
+}
+
+/** Waits until the server accepts a login (it listens before it has finished starting up). */
+async function untilAccepting(url: string, server: ReturnType<typeof spawn>, logFile: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      const log = () => fs.readFileSync(logFile, 'utf8').slice(-2000);
+      if (server.exitCode !== null || server.signalCode !== null) throw new Error(`postgres exited (${server.exitCode ?? server.signalCode}): ${log()}`);
+      if (Date.now() > deadline) throw new Error(`postgres did not accept connections within 60 s (${(err as Error).message}): ${log()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 let shared: Promise<PostgresCluster> | undefined;
