@@ -26,7 +26,7 @@ type Call<K extends ComponentCall['kind']> = Extract<ComponentCall, { kind: K }>
 export function agentActivities(deps: ActivityDeps) {
   const { store, models, events } = deps;
   const unavailable = async () => Promise.reject(new Error('not available inside agent runs'));
-  const noCleanup = { startDeleteDatasets: unavailable, cancelParse: unavailable };
+  const noCleanup = { startDeleteDatasets: unavailable, cancelParse: unavailable, cancelDatasetIndex: unavailable, waitDatasetIndex: unavailable };
   const retrieval = new RetrievalService(store, new DatasetService(store, models.providers, noCleanup), deps.index, models);
   const memories = new MemoryService(store, deps.memories, models, deps.memoryTasks);
   const sources = { datasets: retrieval, memories };

@@ -9,6 +9,8 @@ import { requireManage } from './access.js';
 import { deleteTargets } from './delete-targets.js';
 import { deepMerge, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
 import type { ListPage } from './paging.js';
+import { DATASET_INDEX_TYPES } from '../store/enrichment.js';
+import type { DatasetIndexControl } from './dataset-indexes.js';
 
 /** Chunk methods a dataset may be created with (spec); update additionally allows `tag`. */
 export const DATASET_CHUNK_METHODS = ['naive', 'manual', 'qa', 'table', 'paper', 'book', 'laws', 'presentation', 'picture', 'one', 'email'] as const;
@@ -34,8 +36,11 @@ export interface ListDatasetsInput extends ListPage<'create_time' | 'update_time
   include_parsing_status?: boolean;
 }
 
-/** Starts the durable removal of datasets' content (the deleteDatasets workflow) and stops their parse runs. */
-export interface DatasetCleanup {
+/**
+ * Starts the durable removal of datasets' content (the deleteDatasets workflow) and stops what works on
+ * them: parse runs, RAPTOR and graph jobs.
+ */
+export interface DatasetCleanup extends Pick<DatasetIndexControl, 'cancelDatasetIndex' | 'waitDatasetIndex'> {
   startDeleteDatasets(datasetIds: string[]): Promise<void>;
   cancelParse(documentId: string, runSeq: number): Promise<void>;
 }
@@ -45,6 +50,8 @@ export interface HandOffOptions {
   onFailure?: (err: unknown, datasetIds: string[]) => void;
   /** Waits before each new try of a failed hand-off. */
   retriesMs?: number[];
+  /** How long the removal waits for cancelled RAPTOR / graph jobs to stop (they check for the dataset before writing anyway). */
+  indexJobStopMs?: number;
 }
 
 export class DatasetService {
@@ -163,16 +170,16 @@ export class DatasetService {
     return { success_count: targets.length };
   }
 
-  /** Starts the deletion workflow and stops the datasets' parse runs, retrying a few times. */
+  /**
+   * Stops the datasets' parse runs and RAPTOR / graph jobs, then starts the deletion workflow, retrying a
+   * few times. The jobs are waited for (within a bound), so that none writes summaries or a graph back
+   * after the workflow has removed the dataset's content.
+   */
   private async handOff(datasetIds: string[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
+        await this.stopWork(datasetIds);
         await this.cleanup.startDeleteDatasets(datasetIds);
-        for (const id of datasetIds) {
-          for (const doc of await this.store.documents.listByDataset(id)) {
-            if (doc.run === 'RUNNING') await this.cleanup.cancelParse(doc.id, doc.run_seq);
-          }
-        }
         return;
       } catch (err) {
         const wait = (this.handOffOptions.retriesMs ?? [500, 2000, 8000, 30000])[attempt];
@@ -180,6 +187,24 @@ export class DatasetService {
         await new Promise((r) => setTimeout(r, wait).unref());
       }
     }
+  }
+
+  private async stopWork(datasetIds: string[]): Promise<void> {
+    const stopping: Promise<void>[] = [];
+    for (const id of datasetIds) {
+      for (const doc of await this.store.documents.listByDataset(id)) {
+        if (doc.run === 'RUNNING') await this.cleanup.cancelParse(doc.id, doc.run_seq);
+      }
+      for (const type of DATASET_INDEX_TYPES) {
+        if ((await this.store.enrichment.task(id, type))?.status !== 'running') continue;
+        await this.cleanup.cancelDatasetIndex(type, id);
+        stopping.push(this.cleanup.waitDatasetIndex(type, id));
+      }
+    }
+    if (!stopping.length) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((r) => (timer = setTimeout(r, this.handOffOptions.indexJobStopMs ?? 60_000).unref()));
+    await Promise.race([Promise.all(stopping), bound]).finally(() => clearTimeout(timer));
   }
 
   private async uniqueName(tenantId: string, name: string): Promise<string> {

@@ -202,6 +202,21 @@ describe('RAPTOR: POST|GET|DELETE /datasets/{id}/index?type=raptor', function ()
     assert.ok(asked < 16, `${asked} calls: it stopped before the end`);
   });
 
+  it('deleting the dataset while RAPTOR runs stops the task: no more model calls', async () => {
+    const { id: ds } = await parsedDataset(api, { 'f.txt': text(24, 'delta ') }, { raptor: { max_cluster: 16, clustering_threshold: 1, clustering_ratio: 1 } });
+    fake.clear();
+    fake.behaviour.ttftMs = 1500;
+    assert.equal((await api.post(`/datasets/${ds}/index?type=raptor`)).status, 200);
+    await eventually(async () => summaryRequests(fake, 'delta').length >= 2, 60_000, 50);
+    const res = await api.delete('/datasets', { ids: [ds] });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    await new Promise((r) => setTimeout(r, 2000)); // the cancel reaches the activity at its next heartbeat
+    const asked = summaryRequests(fake, 'delta').length;
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(summaryRequests(fake, 'delta').length, asked, 'no call after the deletion');
+    assert.ok(asked < 16, `${asked} calls: it stopped before the end`);
+  });
+
   it('a worker killed mid-task resumes: no answered call is asked again', async () => {
     const h = await harness();
     const { id: ds } = await parsedDataset(api, { 'k.txt': text(40, 'killtest ') }, { raptor: { max_cluster: 16, clustering_threshold: 1, clustering_ratio: 1 } });
