@@ -105,7 +105,7 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     sandboxMemoryMb: Math.max(16, intFrom(env.CAIRN_SANDBOX_MEMORY_MB, 256)),
     ...loadCapacity(env),
     fullTextMemoryMb: Number(env.CAIRN_CACHE_FULLTEXT_MB || 128),
-    vectorsMemoryMb: Number(env.CAIRN_CACHE_VECTORS_MB || 256),
+    vectorsMemoryMb: Number(env.CAIRN_CACHE_VECTORS_MB || 512),
     caches: {
       signBitsMb: Number(env.CAIRN_CACHE_SIGN_BITS_MB || 64),
       termFrequencies: intFrom(env.CAIRN_CACHE_TERM_FREQUENCIES, 50_000),

@@ -10,8 +10,9 @@
  * index: every point's nearest neighbours are barely nearer than the rest. For each size it measures, in
  * this process, the exact paths: an exact scan of a Float32Array in JS; the sign-bit preselection of
  * src/index/sign-bit-cache.ts followed by exact cosines of its k candidates; an exact scan in native SIMD
- * code (usearch's exactSearch) in float32; and the same over int8 copies of the vectors followed by exact
- * cosines of its k candidates. Then each library configuration in a child process of its own, so
+ * code (usearch's exactSearch) in float32; the same over int8 copies of the vectors followed by exact
+ * cosines of its k candidates; and the index's own int8 scan (WebAssembly SIMD, src/index/int8-candidates.ts)
+ * for top_k × 1.25 candidates followed by their exact cosines. Then each library configuration in a child process of its own, so
  * that its memory is its own: build (wall, CPU of all threads, RSS growth), the saved file, save and load
  * times, the CPU of one query for k candidates (single-threaded), recall, and removing and re-adding rows.
  *
@@ -31,6 +32,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exactSearch, MetricKind } from 'usearch';
+import { int8Candidates } from '../../src/index/int8-candidates.js';
+import { Int8RowsBuilder } from '../../src/index/int8-rows.js';
 import { SignBitCache } from '../../src/index/sign-bit-cache.js';
 import { toSignBits } from '../../src/index/vector-codec.js';
 import { argument, percentile } from '../common.js';
@@ -290,6 +293,27 @@ function nativeInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
   });
 }
 
+/**
+ * The embedded index's int8 coarse stage (src/index/int8-candidates.ts): a WebAssembly SIMD scan of int8
+ * rows in a shared WebAssembly.Memory picks k rows; exact float cosines rank them.
+ */
+function wasmInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
+  const builder = new Int8RowsBuilder(corpus.size, DIMS);
+  for (let i = 0; i < corpus.size; i++) builder.set(i, corpus.vectors, i * DIMS);
+  const group = {
+    dim: DIMS,
+    rows: Float64Array.from({ length: corpus.size }, (_, i) => i + 1),
+    available: new Uint8Array(corpus.size).fill(1),
+    int8: builder.done(),
+  };
+  return measureQueries(corpus, (query) => {
+    const rows = int8Candidates([group], query, { availableOnly: true }, k)!;
+    const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, query)] as const);
+    scored.sort((a, b) => b[1] - a[1]);
+    return scored.map(([row]) => row);
+  });
+}
+
 // ------------------------------------------------------------------------------- one library (child)
 
 interface ChildTask {
@@ -436,6 +460,9 @@ function main(): void {
       console.log(exactRow(`sign bits → ${k} → exact cosines (JS)`, signBitsThenExact(corpus, k)));
       console.log(exactRow('exact scan (native SIMD, usearch exactSearch, f32)', nativeExactScan(corpus, k)));
       console.log(exactRow(`int8 exact scan (native SIMD) → ${k} → exact cosines (JS)`, nativeInt8ScanThenExact(corpus, k)));
+      // The index asks the int8 scan for top_k × 1.25 candidates (sqlite-index.ts), the sign bits for 2×.
+      const int8K = Math.ceil(TRUTH * 1.25);
+      console.log(exactRow(`int8 scan (WebAssembly SIMD, int8-candidates.ts) → ${int8K} → exact cosines (JS)`, wasmInt8ScanThenExact(corpus, int8K)));
       for (const config of configs) {
         const task: ChildTask = { corpusDir, size, queries, k, efs, threads, seconds, modules, config };
         const child = spawnSync(process.execPath, ['--import', 'tsx', self, '--child', JSON.stringify(task)], {

@@ -3,6 +3,7 @@
  *
  *   npx tsx bench/retrieval/run.ts [--profile embedded|scale-out] [--sizes 10000,100000] [--queries 200]
  *                                  [--seconds 120] [--threads 0] [--recall N] [--http [--clients 8]] [--summary FILE]
+ *                                  [--db FILE]
  *
  * For each size: builds an index of synthetic chunks (384-dim random unit vectors, scientific text) on the
  * profile (bench/profile.ts: `embedded` = the SQLite index in a temporary database file configured like
@@ -15,6 +16,8 @@
  * machine otherwise idle, their sum is what a query costs.
  * --threads N (embedded) runs the reads on N reader threads, as the service does (sqlite-threaded-index.ts):
  * the difference is the cost of the trips between threads.
+ * --db FILE (embedded, one size) keeps the database at FILE: built there when missing (the same corpus), searched
+ * as it is when present, and kept after the run, so that repeated measurements skip the build.
  *
  * Every run first measures the brute-force floor on this machine (floor.ts: exact cosine over all the
  * vectors, and the sign-bit scan) and prints each latency as a multiple of it. --recall N compares the
@@ -25,9 +28,14 @@
  * the profiles side by side).
  */
 import { argument, percentile } from '../common.js';
+import { existsSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { openIndexDatabase } from '../../src/index/sqlite-database.js';
+import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
+import { SqliteReadPool } from '../../src/index/sqlite-read-pool.js';
+import { ThreadedSqliteChunkIndex } from '../../src/index/sqlite-threaded-index.js';
 import { componentCpuSeconds } from '../processes.js';
-import { openBenchIndex, profileArgument, type BenchProfile } from '../profile.js';
+import { openBenchIndex, profileArgument, type BenchIndex, type BenchProfile } from '../profile.js';
 import { BenchSummary } from '../summary.js';
 import { retrieve } from '../../src/retrieval/retrieve.js';
 import type { RetrievalTimings } from '../../src/retrieval/types.js';
@@ -59,8 +67,31 @@ function exactTop(vectors: Float32Array, ids: string[], query: number[], k: numb
   return new Set(order.slice(0, k).map((i) => ids[i]!));
 }
 
+/** The embedded index on a database file that outlives the run (--db); `built` says whether it holds the corpus already. */
+function keptBenchIndex(file: string, threads: number): { bench: BenchIndex; built: boolean } {
+  const built = existsSync(file);
+  const db = openIndexDatabase(file);
+  const writer = new SqliteChunkIndex(db);
+  const index = threads > 0 ? new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(file, threads)) : writer;
+  const bench: BenchIndex = {
+    index,
+    async loaded() {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    },
+    diskBytes: () => statSync(file).size,
+    servers: () => [],
+    async close() {
+      if (index instanceof ThreadedSqliteChunkIndex) await index.close();
+      db.close();
+    },
+  };
+  return { bench, built };
+}
+
 interface SizeRun {
   profile: BenchProfile;
+  /** --db: the database file to reuse (embedded). */
+  db?: string;
   size: number;
   queryCount: number;
   seconds: number;
@@ -71,7 +102,8 @@ interface SizeRun {
 
 async function benchSize(run: SizeRun, summary: BenchSummary): Promise<void> {
   const { profile, size, threads, floor, recallQueries } = run;
-  const bench = await openBenchIndex(profile, { threads });
+  const kept = run.db ? keptBenchIndex(run.db, threads) : undefined;
+  const bench = kept?.bench ?? await openBenchIndex(profile, { threads });
   const { index } = bench;
   try {
     const random = prng(42);
@@ -80,14 +112,16 @@ async function benchSize(run: SizeRun, summary: BenchSummary): Promise<void> {
     const ids: string[] = [];
 
     const buildStart = performance.now();
-    for (let start = 0; start < size; start += BATCH) {
+    // A kept database that holds the corpus needs the chunks only for --recall's exact scan.
+    const generate = !kept?.built || vectors !== undefined;
+    for (let start = 0; generate && start < size; start += BATCH) {
       const batch = Array.from({ length: Math.min(BATCH, size - start) }, (_, k) => syntheticChunk(start + k, source, random, 'bench'));
       for (const c of batch) {
         if (!vectors) break;
         vectors.set(c.vector, ids.length * DIMS);
         ids.push(c.id);
       }
-      await index.upsert(batch);
+      if (!kept?.built) await index.upsert(batch);
     }
     const loadedStart = performance.now();
     await bench.loaded(['bench']);
@@ -202,6 +236,8 @@ const threads = Number(argument('threads', '0'));
 const recallQueries = Number(argument('recall', '0'));
 const http = process.argv.includes('--http');
 const clients = Number(argument('clients', '8'));
+const db = argument('db', '') || undefined;
+if (db && (profile !== 'embedded' || http || sizes.length !== 1)) throw new Error('--db applies to the embedded profile in process, with one size');
 const summary = new BenchSummary();
 console.log(
   `retrieval benchmark, profile ${profile}: node ${process.version}, sizes ${sizes.join(', ')}, up to ${queryCount} queries or ${seconds} s each` +
@@ -210,7 +246,7 @@ console.log(
 for (const size of sizes) {
   const floor = measureFloor(size, DIMS);
   if (!http) {
-    await benchSize({ profile, size, queryCount, seconds, threads, floor, recallQueries }, summary);
+    await benchSize({ profile, db, size, queryCount, seconds, threads, floor, recallQueries }, summary);
     continue;
   }
   const random = prng(42);

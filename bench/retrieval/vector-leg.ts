@@ -1,13 +1,19 @@
 /**
  * The embedded index's vector work alone, on a prebuilt database (prints numbers; not a timed test):
  *
- *   npx tsx bench/retrieval/vector-leg.ts --db /tmp/bench-100k.db [--size 100000] [--queries 100] [--vectors-mb 256]
+ *   npx tsx bench/retrieval/vector-leg.ts --db /tmp/bench-100k.db [--size 100000] [--queries 100] [--vectors-mb 256] [--int8-only-mb 64]
  *
  * Builds the database of `--size` synthetic chunks (the corpus of run.ts) at `--db` if it is missing, then
- * measures, per question, the CPU time of the vector leg (`vectorSearch`, top_k 1024) and of the cosines of
- * the full-text hits (`cosineSimilarities` of the top_k full-text hits' ids), each once with the vectors
- * served by SQLite (`CAIRN_CACHE_VECTORS_MB=0`) and once from the in-memory copy, alternating question by
- * question so that both see the same load, and checks that both give the same hits and scores.
+ * measures, per question, the CPU time of the vector leg (`vectorSearch`, top_k 1024) on four paths,
+ * alternating question by question so that all see the same load:
+ *   - sign bits → exact stage in SQLite (`CAIRN_CACHE_VECTORS_MB=0`);
+ *   - sign bits → exact stage from the in-memory float32 copy (the coarse stage before int8);
+ *   - int8 scan → exact stage from the copy (the default when the exact copy fits `--vectors-mb`);
+ *   - int8 scan → exact stage in SQLite (the int8 copy alone: a bound of `--int8-only-mb`, too small for
+ *     the exact copy);
+ * each path's recall@30 against exact search (every row's cosine in SQLite), and that every hit found by
+ * a path has the exact search's score. Then the cosines of the full-text hits (`cosineSimilarities` of the
+ * top_k full-text hits' ids), from SQLite and from the copy, checked equal.
  */
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -21,6 +27,7 @@ const file = argument('db', '/tmp/bench-100k.db');
 const size = Number(argument('size', '100000'));
 const queryCount = Number(argument('queries', '100'));
 const vectorsMb = Number(argument('vectors-mb', '256'));
+const int8OnlyMb = Number(argument('int8-only-mb', '64'));
 
 const random = prng(42);
 const source = textSource(random);
@@ -37,11 +44,17 @@ if (!existsSync(file)) {
 }
 
 const db = openIndexDatabase(file);
+// The copies are built at the first search (the service builds them after the search, once the dataset has gone unwritten for 1 s).
+const built = { vectorsQuietMs: 0, vectorsSchedule: (build: () => void) => build(), postingsCacheBytes: 0 };
 const fromSqlite = new SqliteChunkIndex(db, { vectorsCacheBytes: 0, postingsCacheBytes: 0 });
-// The copy is built at the first search (the service builds it after the search, once the dataset has gone unwritten for 1 s).
-const fromMemory = new SqliteChunkIndex(db, {
-  vectorsCacheBytes: vectorsMb * 2 ** 20, vectorsQuietMs: 0, vectorsSchedule: (build) => build(), postingsCacheBytes: 0,
-});
+const paths: { name: string; index: SqliteChunkIndex }[] = [
+  { name: 'sign bits → exact stage in SQLite', index: fromSqlite },
+  { name: 'sign bits → exact stage from the copy', index: new SqliteChunkIndex(db, { ...built, vectorsCacheBytes: vectorsMb * 2 ** 20, vectorCoarseStage: 'sign-bits' }) },
+  { name: 'int8 scan → exact stage from the copy', index: new SqliteChunkIndex(db, { ...built, vectorsCacheBytes: vectorsMb * 2 ** 20 }) },
+  { name: 'int8 scan (int8 copy alone) → SQLite', index: new SqliteChunkIndex(db, { ...built, vectorsCacheBytes: int8OnlyMb * 2 ** 20 }) },
+];
+const exact = new SqliteChunkIndex(db, { vectorsCacheBytes: 0, postingsCacheBytes: 0, vectorOversample: Infinity });
+const fromMemory = paths[2]!.index;
 const filter = { datasetIds: ['bench'], availableOnly: true };
 const queryRandom = prng(7);
 const queries = Array.from({ length: queryCount }, (_, i) => ({
@@ -56,43 +69,51 @@ const cpuMs = <T>(run: () => T): [T, number] => {
   return [result, (used.user + used.system) / 1000];
 };
 
-const loadStart = performance.now();
-const [, loadCpu] = cpuMs(() => fromMemory.vectorSearchHits(queries[0]!.vector, filter, 1024));
-console.log(`first search (loads the copy): ${loadCpu.toFixed(0)} ms CPU, ${(performance.now() - loadStart).toFixed(0)} ms wall`);
-
-const times = { sqliteVector: [] as number[], memoryVector: [] as number[], sqliteCosines: [] as number[], memoryCosines: [] as number[] };
-let worst = 0;
-for (const [i, q] of queries.entries()) {
-  const ids = fromSqlite.fullTextHits(q.question, filter, 1024).map((h) => h[0]);
-  // Alternate which path runs first, so that neither always finds the other's pages in the CPU caches.
-  const order = i % 2 === 0 ? [fromSqlite, fromMemory] : [fromMemory, fromSqlite];
-  const results = new Map<SqliteChunkIndex, { hits: ReturnType<SqliteChunkIndex['vectorSearchHits']>; cosines: Map<string, number> }>();
-  for (const index of order) {
-    const [hits, vectorMs] = cpuMs(() => index.vectorSearchHits(q.vector, filter, 1024));
-    const [cosines, cosineMs] = cpuMs(() => index.cosineSimilaritiesNow(ids, q.vector));
-    const memory = index === fromMemory;
-    (memory ? times.memoryVector : times.sqliteVector).push(vectorMs);
-    (memory ? times.memoryCosines : times.sqliteCosines).push(cosineMs);
-    results.set(index, { hits, cosines });
-  }
-  const a = results.get(fromSqlite)!;
-  const b = results.get(fromMemory)!;
-  if (a.hits.map((h) => h[0]).join() !== b.hits.map((h) => h[0]).join()) {
-    const diff = a.hits.map((h, k) => [k, h[0], h[1], b.hits[k]![0], b.hits[k]![1]]).filter(([, x, , y]) => x !== y);
-    console.log(`question ${i}: ${diff.length} places differ`, diff.slice(0, 4));
-  }
-  a.hits.forEach((h, k) => (worst = Math.max(worst, Math.abs(h[1] - b.hits[k]![1]))));
-  if (a.cosines.size !== b.cosines.size) throw new Error(`question ${i}: different cosine ids`);
-  for (const [id, c] of a.cosines) worst = Math.max(worst, Math.abs(c - b.cosines.get(id)!));
+for (const { name, index } of paths.slice(1)) {
+  const loadStart = performance.now();
+  const [, loadCpu] = cpuMs(() => index.vectorSearchHits(queries[0]!.vector, filter, 1024));
+  const vectors = (await index.cacheSizes()).find((c) => c.name === 'vectors')!;
+  console.log(`${name}: first search (builds the copy) ${loadCpu.toFixed(0)} ms CPU, ${(performance.now() - loadStart).toFixed(0)} ms wall; copy ${(vectors.bytes! / 2 ** 20).toFixed(1)} MiB`);
 }
 
-const row = (name: string, values: number[]) =>
-  console.log(`  ${name.padEnd(44)} p50 ${percentile(values, 50).toFixed(2).padStart(6)} ms   p95 ${percentile(values, 95).toFixed(2).padStart(6)} ms`);
+const times = paths.map(() => [] as number[]);
+const found = paths.map(() => 0);
+const cosineTimes = { sqlite: [] as number[], memory: [] as number[] };
+let worst = 0;
+for (const [i, q] of queries.entries()) {
+  const truth = exact.vectorSearchHits(q.vector, filter, 1024);
+  const exactScores = new Map(truth.map((h) => [h[0], h[1]]));
+  const top30 = new Set(truth.slice(0, 30).map((h) => h[0]));
+  // Rotate which path runs first, so that none always finds another's pages in the CPU caches.
+  for (let k = 0; k < paths.length; k++) {
+    const p = (i + k) % paths.length;
+    const [hits, ms] = cpuMs(() => paths[p]!.index.vectorSearchHits(q.vector, filter, 1024));
+    times[p]!.push(ms);
+    found[p]! += hits.slice(0, 30).filter((h) => top30.has(h[0])).length;
+    for (const h of hits) {
+      const score = exactScores.get(h[0]);
+      if (score !== undefined) worst = Math.max(worst, Math.abs(score - h[1]));
+    }
+  }
+  const ids = fromSqlite.fullTextHits(q.question, filter, 1024).map((h) => h[0]);
+  const order = i % 2 === 0 ? [fromSqlite, fromMemory] : [fromMemory, fromSqlite];
+  const cosines = new Map<SqliteChunkIndex, Map<string, number>>();
+  for (const index of order) {
+    const [result, ms] = cpuMs(() => index.cosineSimilaritiesNow(ids, q.vector));
+    (index === fromMemory ? cosineTimes.memory : cosineTimes.sqlite).push(ms);
+    cosines.set(index, result);
+  }
+  const [a, b] = [cosines.get(fromSqlite)!, cosines.get(fromMemory)!];
+  if (a.size !== b.size) throw new Error(`question ${i}: different cosine ids`);
+  for (const [id, c] of a) worst = Math.max(worst, Math.abs(c - b.get(id)!));
+}
+
+const row = (name: string, values: number[], extra = '') =>
+  console.log(`  ${name.padEnd(44)} p50 ${percentile(values, 50).toFixed(2).padStart(6)} ms   p95 ${percentile(values, 95).toFixed(2).padStart(6)} ms${extra}`);
 console.log(`\n${size.toLocaleString('en')} chunks, ${queryCount} questions, CPU ms per call (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
-row('vector leg, exact stage in SQLite', times.sqliteVector);
-row('vector leg, exact stage from the copy', times.memoryVector);
-row('cosines of the full-text hits, SQLite', times.sqliteCosines);
-row('cosines of the full-text hits, copy', times.memoryCosines);
-console.log(`  largest score difference between the two: ${worst.toExponential(2)}`);
-console.log(`  caches: ${JSON.stringify(await fromMemory.cacheSizes())}`);
+paths.forEach(({ name }, p) => row(`vector leg, ${name}`, times[p]!, `   recall@30 ${(found[p]! / (30 * queryCount)).toFixed(3)}`));
+row('cosines of the full-text hits, SQLite', cosineTimes.sqlite);
+row('cosines of the full-text hits, copy', cosineTimes.memory);
+console.log(`  largest score difference from exact search (hits found by both) and between the cosines: ${worst.toExponential(2)}`);
+for (const { name, index } of paths) console.log(`  caches, ${name}: ${JSON.stringify(await index.cacheSizes())}`);
 db.close();

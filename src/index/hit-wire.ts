@@ -20,16 +20,18 @@ export function packHits(rows: HitRow[]): PackedHits {
   const scores = new Float64Array(rows.length);
   const documentOf = new Uint32Array(rows.length);
   const documents: [string, string, string][] = [];
-  const documentIndex = new Map<string, number>();
+  // By document id: the places in `documents` of the (dataset, name) pairs seen with it, usually one.
+  const placesOf = new Map<string, number[]>();
   for (let i = 0; i < rows.length; i++) {
     const [id, score, datasetId, documentId, documentName] = rows[i]!;
     ids[i] = id;
     scores[i] = score;
-    const key = `${datasetId}\u0000${documentId}\u0000${documentName}`;
-    let d = documentIndex.get(key);
+    let places = placesOf.get(documentId);
+    if (!places) placesOf.set(documentId, (places = []));
+    let d = places.find((p) => documents[p]![0] === datasetId && documents[p]![2] === documentName);
     if (d === undefined) {
       d = documents.push([datasetId, documentId, documentName]) - 1;
-      documentIndex.set(key, d);
+      places.push(d);
     }
     documentOf[i] = d;
   }

@@ -102,6 +102,11 @@ export class SignBitCache {
     return nearest.concat(atCutoff.slice(0, Math.max(0, count - nearest.length)));
   }
 
+  /** Lets go of the datasets' sign bits (their int8 copies serve the coarse stage now); reloaded if searched again. */
+  forget(datasetIds: Iterable<string>): void {
+    for (const id of datasetIds) this.datasets.delete(id);
+  }
+
   /** What the copy holds now: datasets, vectors and bytes (rows, flags and sign bits), for /metrics. */
   size(): { datasets: number; vectors: number; bytes: number } {
     let vectors = 0;

@@ -11,16 +11,23 @@ import { ensureChunkSchema } from './sqlite-schema.js';
 import { prepareStatements, toCandidate, toChunk, type ChunkRow, type HitRow, type Statements } from './sqlite-statements.js';
 import { ChunkNotFoundError } from './types.js';
 import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from './types.js';
-import { BYTES_PER_ROW, DEFAULT_VECTORS_BYTES, toQuery, VectorCopies, type DatasetVectors, type VectorRow } from './vector-copies.js';
+import { int8Candidates } from './int8-candidates.js';
+import { BYTES_PER_ROW, DEFAULT_VECTORS_BYTES, toQuery, VectorCopies, type DatasetVectors, type ExactDatasetVectors, type VectorRow } from './vector-copies.js';
 import { cosinesOfIds, hitsOfRows } from './vector-hits.js';
 import { toFloat32Blob, toSignBits } from './vector-codec.js';
 
 export interface SqliteChunkIndexOptions {
   /**
    * Vector search first ranks the filtered chunks by Hamming distance of their sign bits, keeps
-   * `limit × vectorOversample` of them, then ranks those by exact cosine. Infinity = exact search.
+   * `limit × vectorOversample` of them (default 2), then ranks those by exact cosine; where the int8
+   * copies serve, it keeps `limit × min(vectorOversample, 1.25)` by int8 cosine. Infinity = exact search.
    */
   vectorOversample?: number;
+  /**
+   * The coarse stage: 'int8' (default) takes the int8 copies where every searched dataset has a current
+   * copy, else the sign bits; 'sign-bits' always takes the sign bits (to compare the two in benchmarks).
+   */
+  vectorCoarseStage?: 'int8' | 'sign-bits';
   /** Rows the required words of a full-text query may match; see fts-query.ts. */
   matchRowBudget?: number;
   /**
@@ -31,8 +38,9 @@ export interface SqliteChunkIndexOptions {
   /** Bound of the in-memory sign-bit copy (sign-bit-cache.ts), in bytes; default unbounded. */
   signBitsCacheBytes?: number;
   /**
-   * Bound of the in-memory float32 vector copies (vector-copies.ts), in bytes (default 256 MiB; 0 = exact
-   * cosines always from SQLite). A dataset whose copy would not fit is served from SQLite.
+   * Bound of the in-memory vector copies (vector-copies.ts: float32 and int8), in bytes (default 256 MiB;
+   * 0 = sign bits and exact cosines always from SQLite). A dataset whose exact copy would not fit gets an
+   * int8 copy alone; one whose int8 copy would not fit either is served by the sign bits and SQLite.
    */
   vectorsCacheBytes?: number;
   /** A dataset's vector copy is (re)built once it has gone unwritten this long (default 1 s; 0 = at the first search after a write). */
@@ -64,6 +72,11 @@ interface Target {
 }
 
 const MIN_COARSE_CANDIDATES = 256;
+/**
+ * The int8 scan ranks nearly as the exact cosines do: limit × 1.25 candidates keep recall@1024 at 1.000 on
+ * the bench's random vectors (0.989 with limit × 1; bench/retrieval/ann.ts), where the sign bits need 2×.
+ */
+const INT8_OVERSAMPLE = 1.25;
 const DEFAULT_CACHED_FREQUENCIES = 50_000;
 /** Full text ranks without the filter when the filter's datasets hold at least this share of all chunks… */
 const MIN_SCOPE_SHARE = 0.25;
@@ -113,6 +126,7 @@ const NO_TERMS = Buffer.alloc(0);
  */
 export class SqliteChunkIndex implements ChunkIndex {
   private readonly vectorOversample: number;
+  private readonly int8CoarseStage: boolean;
   private readonly matchRowBudget: number;
   private readonly sql: Statements;
   private readonly signBits: SignBitCache;
@@ -134,6 +148,7 @@ export class SqliteChunkIndex implements ChunkIndex {
     db.function('chunk_icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
       String(text).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0);
     this.vectorOversample = options.vectorOversample ?? 2;
+    this.int8CoarseStage = (options.vectorCoarseStage ?? 'int8') === 'int8';
     this.matchRowBudget = options.matchRowBudget ?? MATCH_ROW_BUDGET;
     this.maxCachedFrequencies = options.termFrequencyCacheEntries ?? DEFAULT_CACHED_FREQUENCIES;
     this.sql = prepareStatements(db);
@@ -150,7 +165,10 @@ export class SqliteChunkIndex implements ChunkIndex {
       }),
     }, options.signBitsCacheBytes);
     this.vectors = new VectorCopies({
-      bytesOf: (datasetId) => this.sql.vectorBytesOf.get({ dataset: datasetId, perRow: BYTES_PER_ROW }) as number,
+      sizeOf: (datasetId) => ({
+        exactBytes: this.sql.vectorBytesOf.get({ dataset: datasetId, perRow: BYTES_PER_ROW }) as number,
+        groups: (this.sql.vectorCountsOf.all(datasetId) as [number, number][]).map(([dim, count]) => ({ dim, count })),
+      }),
       read: (datasetId, use) => this.inReadTransaction(() => use(
         (this.sql.generationOf.get(datasetId) as number | undefined) ?? 0,
         (this.sql.vectorCountsOf.all(datasetId) as [number, number][]).map(([dim, count]) => ({
@@ -423,10 +441,11 @@ export class SqliteChunkIndex implements ChunkIndex {
   }
 
   /**
-   * Two stages: the sign-bit cache preselects `limit × vectorOversample` chunks (at least 256) by Hamming
-   * distance, then their exact cosines come from the datasets' in-memory vector copies (vector-copies.ts)
-   * or, when a dataset has no current copy, from SQLite; the best that pass the filter on their current
-   * rows are the hits. One read transaction: the copies' generations and the rows are of one snapshot.
+   * Two stages: chunks are preselected by int8 cosine when every dataset has a current in-memory copy
+   * (`limit × 1.25`, at least 256; vector-copies.ts, int8-candidates.ts), else by Hamming distance of their
+   * sign bits (`limit × vectorOversample`, at least 256); then their exact cosines come from the datasets'
+   * exact copies or, when a dataset has none, from SQLite; the best that pass the filter on their current rows are the hits. One read
+   * transaction: the copies' generations and the rows are of one snapshot.
    */
   async vectorSearch(vector: number[], filter: ChunkFilter, limit: number): Promise<Candidate[]> {
     return this.vectorSearchHits(vector, filter, limit).map(toCandidate);
@@ -439,13 +458,18 @@ export class SqliteChunkIndex implements ChunkIndex {
       const rows = filter.documentIds
         ? new Set(this.sql.rowsOfDocuments.all(ids(filter.documentIds)) as number[])
         : undefined;
-      const coarse = this.signBits.nearest(
-        toSignBits(vector), vector.length, { datasetIds: filter.datasetIds, availableOnly: filter.availableOnly, rows },
-        Math.max(MIN_COARSE_CANDIDATES, limit * this.vectorOversample),
-      );
-      if (coarse.length === 0) return [];
+      const count = (oversample: number) => Math.max(MIN_COARSE_CANDIDATES, Math.ceil(limit * oversample));
       const copies = this.vectors.current(filter.datasetIds, this.generationsOf(filter.datasetIds));
-      if (copies) return hitsOfRows(copies, coarse, toQuery(vector), filter, limit);
+      let coarse = copies && this.int8CoarseStage && int8Candidates(
+        copies.flatMap((c) => c.groups), vector, { availableOnly: filter.availableOnly, rows },
+        count(Number.isFinite(this.vectorOversample) ? Math.min(this.vectorOversample, INT8_OVERSAMPLE) : Infinity),
+      );
+      // The int8 copies serve these datasets: their sign bits are not needed (reloaded if a copy is dropped).
+      if (coarse) this.signBits.forget(filter.datasetIds);
+      else coarse = this.signBits.nearest(toSignBits(vector), vector.length, { datasetIds: filter.datasetIds, availableOnly: filter.availableOnly, rows }, count(this.vectorOversample));
+      if (coarse.length === 0) return [];
+      const exact = copies?.filter((c): c is ExactDatasetVectors => c.kind === 'exact');
+      if (exact && exact.length === copies!.length) return hitsOfRows(exact, coarse, toQuery(vector), filter, limit);
       const ranked = this.sql.cosinesOfRows.all({ rows: ids(coarse), bytes: vector.length * 4, vector: toFloat32Blob(vector) }) as RankedRow[];
       ranked.sort((a, b) => b[1] - a[1]);
       return this.scopedHits(ranked, filter, limit);

@@ -12,20 +12,23 @@
  * copy per dataset. A thread that builds one hands it to `publish`; the pool passes it on to the other
  * threads and, as owner of the shared copies, drops the least recently searched ones to stay within the
  * bound (shared-vector-registry.ts). Without `publish` (one connection) this class drops them itself.
+ *
+ * Two kinds of copy. An exact copy holds the float32 vectors and what a hit needs (ids, documents), and
+ * int8 copies of its groups of more than INT8_MIN_ROWS rows for the coarse stage (int8-candidates.ts); a
+ * dataset whose exact copy would not fit the bound gets an int8 copy alone (rows, availability, int8
+ * vectors: ~400 B per 384-dim row against ~2 KB), whose candidates take their exact cosines from SQLite.
+ * The bound counts every byte of both.
  */
+import { INT8_MIN_ROWS, type ScanGroup } from './int8-candidates.js';
+import { int8BytesOf, Int8RowsBuilder } from './int8-rows.js';
 import { evictLeastRecentlyUsed, RebuildPolicy, type RebuildOptions } from './rebuild-policy.js';
 
-/** A dataset's vectors of one dimension, rows ascending. */
-export interface VectorGroup {
-  dim: number;
-  /** chunk_rows rowids, ascending. */
-  rows: Float64Array;
+/** A dataset's vectors of one dimension in an exact copy, rows ascending. */
+export interface VectorGroup extends ScanGroup {
   /** `dim` float32 per row, in the order of `rows`. */
   vectors: Float32Array;
   /** Each row's norm as sqlite-vec computes it (float32Norm). */
   norms: Float64Array;
-  /** Per row: 1 = available. */
-  available: Uint8Array;
   /** Per row: its document's place in the dataset's `documents`. */
   documentOf: Uint32Array;
   /** The rows' chunk ids, UTF-8 back to back: row i's from idOffsets[i] to idOffsets[i + 1]. */
@@ -35,7 +38,8 @@ export interface VectorGroup {
   idTable: Int32Array;
 }
 
-export interface DatasetVectors {
+export interface ExactDatasetVectors {
+  kind: 'exact';
   datasetId: string;
   generation: number;
   groups: VectorGroup[];
@@ -43,6 +47,18 @@ export interface DatasetVectors {
   documents: [string, string][];
   bytes: number;
 }
+
+/** A dataset too big for an exact copy: what the coarse stage needs, every group with its int8 rows. */
+export interface Int8DatasetVectors {
+  kind: 'int8';
+  datasetId: string;
+  generation: number;
+  groups: ScanGroup[];
+  bytes: number;
+}
+
+export type DatasetVectors = ExactDatasetVectors | Int8DatasetVectors;
+export type CopyKind = DatasetVectors['kind'];
 
 /** A row with a vector, as read from the database: the vector and what a search hit needs. */
 export type VectorRow = [row: number, vector: Uint8Array, id: string, documentId: string, documentName: string, available: number];
@@ -56,8 +72,11 @@ export interface VectorRows {
 }
 
 export interface VectorSource {
-  /** Bytes the dataset's copy would take now (to decide before building whether it fits). */
-  bytesOf(datasetId: string): number;
+  /**
+   * To size the dataset's copies before building one: the bytes of its exact copy's floats, ids and
+   * per-row arrays (BYTES_PER_ROW), and its number of vectors per dimension.
+   */
+  sizeOf(datasetId: string): { exactBytes: number; groups: { dim: number; count: number }[] };
   /** One consistent read of the dataset's vectors, per dimension, with the generation they are at. */
   read<T>(datasetId: string, use: (generation: number, groups: VectorRows[]) => T): T;
 }
@@ -70,13 +89,27 @@ export interface VectorCopiesOptions extends RebuildOptions {
   publish?: (copy: DatasetVectors) => void;
 }
 
-/** Default bound of a process's copies (CAIRN_CACHE_VECTORS_MB): ~160k vectors of 384 dimensions. */
-export const DEFAULT_VECTORS_BYTES = 256 * 2 ** 20;
+/** Default bound of a process's copies (CAIRN_CACHE_VECTORS_MB): exact copies of ~260k vectors of 384 dimensions, int8 copies of ~1.3M. */
+export const DEFAULT_VECTORS_BYTES = 512 * 2 ** 20;
 /**
  * Bytes a row costs besides its floats and its id, to size a copy before building it: rowid and norm (16),
  * flag and document (5), id offset (4), at least two hash slots (8). The built copy counts its arrays exactly.
  */
 export const BYTES_PER_ROW = 33;
+
+/** Bytes of an int8 copy's row id and availability flag per row. */
+const INT8_COPY_BYTES_PER_ROW = 9;
+
+/** What each kind of copy of a dataset of the given size would take, int8 rows included. */
+export function copyBytesOf({ exactBytes, groups }: ReturnType<VectorSource['sizeOf']>): Record<CopyKind, number> {
+  let exact = exactBytes;
+  let int8 = 0;
+  for (const { dim, count } of groups) {
+    if (count > INT8_MIN_ROWS) exact += int8BytesOf(count, dim);
+    int8 += int8BytesOf(count, dim) + count * INT8_COPY_BYTES_PER_ROW;
+  }
+  return { exact, int8 };
+}
 
 const shared = <T>(Type: { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number }, length: number) =>
   new Type(new SharedArrayBuffer(length * Type.BYTES_PER_ELEMENT));
@@ -115,8 +148,8 @@ function idBytesOf(ids: string[]): { idBytes: Uint8Array; idOffsets: Uint32Array
   return { idBytes, idOffsets };
 }
 
-/** Reads the groups into shared memory. */
-export function buildDatasetVectors(datasetId: string, generation: number, groups: VectorRows[]): DatasetVectors {
+/** Reads the groups into shared memory: an exact copy. */
+export function buildDatasetVectors(datasetId: string, generation: number, groups: VectorRows[]): ExactDatasetVectors {
   const documents: [string, string][] = [];
   const documentIndex = new Map<string, number>();
   const built = groups.map(({ dim, count, rows: source }): VectorGroup => {
@@ -126,6 +159,7 @@ export function buildDatasetVectors(datasetId: string, generation: number, group
     const available = shared(Uint8Array, count);
     const documentOf = shared(Uint32Array, count);
     const ids: string[] = [];
+    const int8 = count > INT8_MIN_ROWS ? new Int8RowsBuilder(count, dim) : undefined;
     const bytesPerVector = dim * 4;
     let i = 0;
     for (const [row, blob, id, documentId, documentName, isAvailable] of source()) {
@@ -135,6 +169,7 @@ export function buildDatasetVectors(datasetId: string, generation: number, group
       // Byte copy: a BLOB's offset need not be 4-aligned.
       new Uint8Array(vectors.buffer, i * bytesPerVector, bytesPerVector).set(blob);
       norms[i] = float32Norm(vectors, i * dim, dim);
+      int8?.set(i, vectors, i * dim);
       available[i] = isAvailable;
       const key = `${documentId}\u0000${documentName}`;
       let d = documentIndex.get(key);
@@ -147,11 +182,36 @@ export function buildDatasetVectors(datasetId: string, generation: number, group
       i++;
     }
     if (i !== count) throw new Error(`dataset ${datasetId}: ${i} vectors of ${dim} dimensions, ${count} counted`);
-    return { dim, rows, vectors, norms, available, documentOf, ...idBytesOf(ids), idTable: idTableOf(ids) };
+    return { dim, rows, vectors, norms, available, documentOf, ...idBytesOf(ids), idTable: idTableOf(ids), int8: int8?.done() };
   });
   const bytes = built.reduce((sum, g) => sum + g.rows.byteLength + g.vectors.byteLength + g.norms.byteLength + g.available.byteLength
-    + g.documentOf.byteLength + g.idBytes.byteLength + g.idOffsets.byteLength + g.idTable.byteLength, 0);
-  return { datasetId, generation, groups: built, documents, bytes };
+    + g.documentOf.byteLength + g.idBytes.byteLength + g.idOffsets.byteLength + g.idTable.byteLength + (g.int8?.bytes ?? 0), 0);
+  return { kind: 'exact', datasetId, generation, groups: built, documents, bytes };
+}
+
+/** Reads the groups' row ids, availability and int8 rows into shared memory: an int8 copy. */
+export function buildInt8DatasetVectors(datasetId: string, generation: number, groups: VectorRows[]): Int8DatasetVectors {
+  const built = groups.map(({ dim, count, rows: source }): ScanGroup => {
+    const rows = shared(Float64Array, count);
+    const available = shared(Uint8Array, count);
+    const int8 = new Int8RowsBuilder(count, dim);
+    const vector = new Float32Array(dim);
+    const vectorBytes = new Uint8Array(vector.buffer);
+    let i = 0;
+    for (const [row, blob, , , , isAvailable] of source()) {
+      if (i === count) throw new Error(`dataset ${datasetId}: more vectors of ${dim} dimensions than counted`);
+      if (blob.byteLength !== dim * 4) throw new Error(`dataset ${datasetId}: row ${row} has ${blob.byteLength} bytes, not ${dim * 4}`);
+      rows[i] = row;
+      vectorBytes.set(blob);
+      int8.set(i, vector, 0);
+      available[i] = isAvailable;
+      i++;
+    }
+    if (i !== count) throw new Error(`dataset ${datasetId}: ${i} vectors of ${dim} dimensions, ${count} counted`);
+    return { dim, rows, available, int8: int8.done() };
+  });
+  const bytes = built.reduce((sum, g) => sum + g.rows.byteLength + g.available.byteLength + g.int8!.bytes, 0);
+  return { kind: 'int8', datasetId, generation, groups: built, bytes };
 }
 
 /** The chunk id of the row at `position`. */
@@ -284,11 +344,11 @@ export class VectorCopies {
     return found.length === wanted.length ? found : undefined;
   }
 
-  /** The copies held now that are at the generations given (read by the caller), for cosines by id; nothing is built or reordered. */
-  currentHeld(generations: (datasetIds: string[]) => Map<string, number>): DatasetVectors[] {
+  /** The exact copies held now that are at the generations given (read by the caller), for cosines by id; nothing is built or reordered. */
+  currentHeld(generations: (datasetIds: string[]) => Map<string, number>): ExactDatasetVectors[] {
     if (this.copies.size === 0) return [];
     const now = generations([...this.copies.keys()]);
-    return [...this.copies.values()].filter(({ copy }) => copy.generation === (now.get(copy.datasetId) ?? 0)).map(({ copy }) => copy);
+    return [...this.copies.values()].flatMap(({ copy }) => (copy.kind === 'exact' && copy.generation === (now.get(copy.datasetId) ?? 0) ? [copy] : []));
   }
 
   /** Takes copies another connection of the process built (newer than or as new as this one's: one copy in memory). */
@@ -332,16 +392,19 @@ export class VectorCopies {
     if (!this.rebuilds.isDue(id, generation, cached?.buildMs)) return undefined;
     // A build on its way is not sized again.
     if (this.rebuilds.isScheduled(id)) return undefined;
-    if (!this.rebuilds.fits(id, generation, this.source.bytesOf(id))) return undefined;
-    this.rebuilds.scheduleBuild(id, () => this.build(id));
+    const bytes = copyBytesOf(this.source.sizeOf(id));
+    const kind: CopyKind = bytes.exact <= this.options.maxBytes ? 'exact' : 'int8';
+    if (!this.rebuilds.fits(id, generation, bytes[kind])) return undefined;
+    this.rebuilds.scheduleBuild(id, () => this.build(id, kind));
     const entry = this.copies.get(id);
     // Written between the generation check and the build's read: the copy serves a later search.
     return entry?.copy.generation === generation ? entry : undefined;
   }
 
   /** Builds the dataset's copy unless another connection of the process is building one. */
-  private build(id: string): void {
-    const done = this.rebuilds.buildLocked(() => this.source.read(id, (generation, groups) => buildDatasetVectors(id, generation, groups)));
+  private build(id: string, kind: CopyKind): void {
+    const buildCopy = kind === 'exact' ? buildDatasetVectors : buildInt8DatasetVectors;
+    const done = this.rebuilds.buildLocked(() => this.source.read(id, (generation, groups) => buildCopy(id, generation, groups)));
     if (!done) return;
     const { built: copy, buildMs } = done;
     if (!this.rebuilds.fits(id, copy.generation, copy.bytes)) {

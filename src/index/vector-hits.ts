@@ -6,18 +6,18 @@
  */
 import type { HitRow } from './sqlite-statements.js';
 import type { ChunkFilter } from './types.js';
-import { cosinesAt, idAt, positionOf, positionOfId, type DatasetVectors, type Query, type VectorGroup } from './vector-copies.js';
+import { cosinesAt, idAt, positionOf, positionOfId, type ExactDatasetVectors, type Query, type VectorGroup } from './vector-copies.js';
 
 /**
  * The best `limit` of `rows` (candidates from the datasets of `copies`) by cosine with the query that pass
  * the filter's availability and documents, as hits. Equal cosines keep the order of `rows`.
  */
-export function hitsOfRows(copies: DatasetVectors[], rows: number[], query: Query, filter: ChunkFilter, limit: number): HitRow[] {
+export function hitsOfRows(copies: ExactDatasetVectors[], rows: number[], query: Query, filter: ChunkFilter, limit: number): HitRow[] {
   const dim = query.values.length;
   const cosines = new Float64Array(rows.length).fill(NaN);
   const where = new Int32Array(rows.length).fill(-1);
   const positionAt = new Int32Array(rows.length);
-  const located: { copy: DatasetVectors; group: VectorGroup }[] = [];
+  const located: { copy: ExactDatasetVectors; group: VectorGroup }[] = [];
   for (const copy of copies) {
     for (const group of copy.groups) {
       if (group.dim !== dim) continue;

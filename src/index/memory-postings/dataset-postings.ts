@@ -66,6 +66,8 @@ export class DatasetPostings {
   private readonly scratch: Float64Array;
   /** Search scratch: a bit per row (max-score.ts sorts its candidates with it). */
   private readonly marks: Uint32Array;
+  /** Every row is available: the availability filter lets every row through. */
+  private readonly allAvailable: boolean;
 
   private constructor(
     readonly datasetId: string,
@@ -91,6 +93,7 @@ export class DatasetPostings {
   ) {
     this.scratch = new Float64Array(2 * ids.length);
     this.marks = new Uint32Array((ids.length + 31) >>> 5);
+    this.allAvailable = available.every((flag) => flag === 1);
   }
 
   /** Builds from the dataset's rows, which must come in ascending rowid order. */
@@ -267,7 +270,7 @@ export class DatasetPostings {
       let n = 0;
       for (let i = 0; i < touchedCount; i++) {
         const r = touched[i]!;
-        if (!passes(r)) continue;
+        if (passes && !passes(r)) continue;
         rows[n] = r;
         scores[n++] = scratch[2 * r]!;
       }
@@ -287,14 +290,15 @@ export class DatasetPostings {
     return found;
   }
 
-  private rowFilter(filter: PostingFilter): (row: number) => boolean {
+  /** Which rows pass the filter; undefined when every row does (no call per row then). */
+  private rowFilter(filter: PostingFilter): ((row: number) => boolean) | undefined {
     const { available, documentOf } = this;
     const allowedDocuments = filter.documentIds
       ? Uint8Array.from(this.documents, ([id]) => (filter.documentIds!.has(id) ? 1 : 0))
       : undefined;
-    const availableOnly = filter.availableOnly === true;
+    const availableOnly = filter.availableOnly === true && !this.allAvailable;
     if (allowedDocuments) return (r) => (!availableOnly || available[r] === 1) && allowedDocuments[documentOf[r]!] === 1;
-    return availableOnly ? (r) => available[r] === 1 : () => true;
+    return availableOnly ? (r) => available[r] === 1 : undefined;
   }
 
   /** Per row, bm25's k1·(1 − b + b·D/avgdl), the same expression as FTS5's; kept until avgdl changes. */

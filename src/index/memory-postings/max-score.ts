@@ -157,16 +157,16 @@ function grown(items: Uint32Array, size: number, used: number): Uint32Array {
 }
 
 /**
- * The best `limit` rows that pass `passes` for the words, best first, with the scores the exhaustive
- * search gives them (words added in the order given). `averageLength` is the one the scratch's length
- * terms were computed with.
+ * The best `limit` rows that pass `passes` (undefined: every row) for the words, best first, with the
+ * scores the exhaustive search gives them (words added in the order given). `averageLength` is the one the
+ * scratch's length terms were computed with.
  */
 export function maxScoreTopRows(
   lists: PostingLists,
   words: TermWord[],
   { scratch, touched, marks }: ScoringScratch,
   averageLength: number,
-  passes: (row: number) => boolean,
+  passes: ((row: number) => boolean) | undefined,
   limit: number,
   counters?: SearchCounters,
 ): TopRows {
@@ -209,7 +209,12 @@ export function maxScoreTopRows(
       }
       if (counters) counters.postings += end - offsets[term]!;
       if (passing.length < touchedCount) passing = grown(passing, touchedCount, passingCount);
-      for (let i = touchedBefore; i < touchedCount; i++) if (passes(touched[i]!)) passing[passingCount++] = touched[i]!;
+      if (!passes) {
+        passing.set(touched.subarray(touchedBefore, touchedCount), passingCount);
+        passingCount += touchedCount - touchedBefore;
+      } else {
+        for (let i = touchedBefore; i < touchedCount; i++) if (passes(touched[i]!)) passing[passingCount++] = touched[i]!;
+      }
       addedSinceKth += bounds[order[scanned]!]!;
       const ceiling = Math.min(kth + addedSinceKth, remaining[0]! - remaining[scanned + 1]!);
       if (scanned + 1 < m && passingCount >= limit && remaining[scanned + 1]! < ceiling
@@ -220,10 +225,18 @@ export function maxScoreTopRows(
       }
     }
 
-    // The rows still in the running, ascending, probed for the words not scanned.
+    // The rows still in the running, ascending, with their scores and length terms gathered side by side:
+    // from here on every pass reads these compact arrays in order, not the accumulator at random.
     let n = keepReaching(scratch, passing, passingCount, remaining[scanned]!, threshold);
     const candidates = passing;
     sortRows(candidates, n, marks);
+    const sums = new Float64Array(n);
+    const lengthTerms = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const at = 2 * candidates[i]!;
+      sums[i] = scratch[at]!;
+      lengthTerms[i] = scratch[at + 1]!;
+    }
     const found = new Int32Array(n);
     for (let j = scanned; j < m; j++) {
       const { term, idf } = words[order[j]!]!;
@@ -231,16 +244,15 @@ export function maxScoreTopRows(
       for (let i = 0; i < n; i++) {
         const p = found[i]!;
         if (p < 0) continue;
-        const r = candidates[i]!;
         const f = freqs[p]!;
-        scratch[2 * r]! += idf * ((f * (K1 + 1)) / (f + scratch[2 * r + 1]!));
+        sums[i]! += idf * ((f * (K1 + 1)) / (f + lengthTerms[i]!));
       }
       if (counters) counters.probes += n;
-      n = keepReaching(scratch, candidates, n, remaining[j + 1]!, threshold);
+      n = keepGathered(candidates, sums, lengthTerms, n, remaining[j + 1]!, threshold);
     }
 
-    // Every word is in the accumulator now: keep the rows that may be among the best, and score them exactly.
-    if (n > limit) n = keepReaching(scratch, candidates, n, 0, kthScore(scratch, candidates, n, limit) * (1 - SLACK));
+    // Every word is in the sums now: keep the rows that may be among the best, and score them exactly.
+    if (n > limit) n = keepGathered(candidates, sums, lengthTerms, n, 0, kthLargest(sums.slice(0, n), n, limit) * (1 - SLACK));
     const exact = new Float64Array(n);
     for (const { term, idf } of words) {
       findPostings(rows, offsets[term]!, offsets[term + 1]!, candidates, n, found);
@@ -248,7 +260,7 @@ export function maxScoreTopRows(
         const p = found[i]!;
         if (p < 0) continue;
         const f = freqs[p]!;
-        exact[i]! += idf * ((f * (K1 + 1)) / (f + scratch[2 * candidates[i]! + 1]!));
+        exact[i]! += idf * ((f * (K1 + 1)) / (f + lengthTerms[i]!));
       }
       if (counters) counters.probes += n;
     }
@@ -256,6 +268,19 @@ export function maxScoreTopRows(
   } finally {
     for (let i = 0; i < touchedCount; i++) scratch[2 * touched[i]!] = 0;
   }
+}
+
+/** keepReaching on gathered candidates: their sums and length terms move with them. */
+function keepGathered(candidates: Uint32Array, sums: Float64Array, lengthTerms: Float64Array, n: number, rest: number, threshold: number): number {
+  let kept = 0;
+  for (let i = 0; i < n; i++) {
+    const sum = sums[i]!;
+    if (sum * (1 + SLACK) + rest < threshold) continue;
+    candidates[kept] = candidates[i]!;
+    sums[kept] = sum;
+    lengthTerms[kept++] = lengthTerms[i]!;
+  }
+  return kept;
 }
 
 /** Keeps (in order, in place) the candidates whose score plus `rest` may reach `threshold`; returns how many. */

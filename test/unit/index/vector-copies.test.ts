@@ -9,6 +9,7 @@ import { SqliteChunkIndex, type SqliteChunkIndexOptions } from '../../../src/ind
 import { SqliteReadPool } from '../../../src/index/sqlite-read-pool.js';
 import { ThreadedSqliteChunkIndex } from '../../../src/index/sqlite-threaded-index.js';
 import type { CacheSize, IndexedChunk } from '../../../src/index/types.js';
+import type { ExactDatasetVectors } from '../../../src/index/vector-copies.js';
 import { chunk } from './helpers.js';
 
 const DIMS = 24;
@@ -142,7 +143,8 @@ describe('in-memory vector copies (vector-copies.ts)', () => {
     assert.equal(copy?.datasetId, 'ds2');
     // b searches from the very memory a built: changing it changes b's answer.
     const before = b!.cosineSimilaritiesNow(['ds2-0'], query).get('ds2-0')!;
-    const group = copy!.groups.find((g) => g.dim === DIMS)!;
+    assert.equal(copy!.kind, 'exact');
+    const group = (copy as ExactDatasetVectors).groups.find((g) => g.dim === DIMS)!;
     group.vectors.subarray(0, DIMS).set(query);
     group.norms[0] = Math.hypot(...Float32Array.from(query));
     const after = b!.cosineSimilaritiesNow(['ds2-0'], query).get('ds2-0')!;
@@ -193,7 +195,7 @@ describe('in-memory vector copies shared by the reader threads of a pool', funct
     assert.ok(copy, 'a copy was built');
     assert.deepEqual(await vectorsCache(index), { name: 'vectors', entries: 59, bytes: await copyBytes(db, 'ds1') }, 'counted once for the two threads');
     // Both threads answer from the shared memory: after changing it here, every search sees the change.
-    const group = copy!.groups.find((g) => g.dim === DIMS)!;
+    const group = (copy as ExactDatasetVectors).groups.find((g) => g.dim === DIMS)!;
     const position = 10;
     group.vectors.subarray(position * DIMS, (position + 1) * DIMS).set(query);
     group.norms[position] = Math.hypot(...Float32Array.from(query));
@@ -202,6 +204,138 @@ describe('in-memory vector copies shared by the reader threads of a pool', funct
     for (const hits of answers) {
       assert.ok(Math.abs(hits[0]!.score - 1) < 1e-6, 'the changed vector is the best hit');
       assert.deepEqual(hits.slice(1).map((h) => h.id), expected.filter((h) => hits[0]!.id !== h.id).slice(0, 19).map((h) => h.id));
+    }
+  });
+});
+
+describe('the int8 coarse stage of the in-memory copies (int8-candidates.ts)', function () {
+  this.timeout(60_000);
+  // Above INT8_MIN_ROWS (2,048): the copies carry int8 rows, which pick the candidates instead of the sign bits.
+  const ROWS = 3000;
+  const BIG = 32;
+  const bigCorpus = (datasetId: string) => Array.from({ length: ROWS }, (_, i) => chunk({
+    id: `${datasetId}-${i}`,
+    dataset_id: datasetId,
+    document_id: `${datasetId}-doc${i % 5}`,
+    available: i % 11 !== 4,
+    content: `basalt ${i}`,
+    vector: vectorOf(i + 1, BIG),
+  }));
+  let db: Database;
+  before(async () => {
+    db = openIndexDatabase(':memory:');
+    await fromSqlite(db).upsert(bigCorpus('big'));
+  });
+  after(() => db.close());
+
+  const exactSearch = () => new SqliteChunkIndex(db, { vectorsCacheBytes: 0, vectorOversample: Infinity });
+  const filters = [
+    { datasetIds: ['big'] },
+    { datasetIds: ['big'], availableOnly: true },
+    { datasetIds: ['big'], documentIds: ['big-doc1', 'big-doc2', 'big-doc4'], availableOnly: true },
+  ];
+
+  /** Recall@30 against exact search over every question and filter; the hits found keep SQLite's exact scores. */
+  function assertExactEnough(index: SqliteChunkIndex): void {
+    const exact = exactSearch();
+    let found = 0;
+    let asked = 0;
+    for (let q = 0; q < 8; q++) {
+      const query = vectorOf(5000 + q, BIG);
+      for (const filter of filters) {
+        const truth = new Map(exact.vectorSearchHits(query, filter, 100).map((h) => [h[0], h]));
+        const hits = index.vectorSearchHits(query, filter, 100);
+        assert.equal(hits.length, 100);
+        for (const hit of hits) if (truth.has(hit[0])) assert.deepEqual(hit, truth.get(hit[0]), 'same score, dataset and document as SQLite');
+        found += hits.slice(0, 30).filter((h) => [...truth.keys()].slice(0, 30).includes(h[0])).length;
+        asked += 30;
+      }
+    }
+    assert.ok(found / asked >= 0.98, `recall@30 ${found / asked}`);
+  }
+
+  it('find the exact top 30 (recall ≥ 0.98) with exact scores, and let go of the sign bits', async () => {
+    const sizesOf = async (index: SqliteChunkIndex) => new Map((await index.cacheSizes()).map((c) => [c.name, c]));
+    const signBitsOnly = new SqliteChunkIndex(db, { vectorsCacheBytes: 0 });
+    signBitsOnly.vectorSearchHits(vectorOf(1, BIG), filters[0]!, 100);
+    assert.equal((await sizesOf(signBitsOnly)).get('sign_bits')!.entries, ROWS, 'without copies the sign bits serve');
+    const memory = inMemory(db);
+    assertExactEnough(memory);
+    const sizes = await sizesOf(memory);
+    assert.equal(sizes.get('sign_bits')!.entries, 0, 'the int8 copy serves: no sign bits held');
+    assert.equal(sizes.get('vectors')!.entries, ROWS);
+  });
+
+  it('give a dataset whose exact copy does not fit an int8 copy alone, counted in the bound, with cosines from SQLite', async () => {
+    const exactBytes = await copyBytes(db, 'big');
+    const bounded = inMemory(db, { vectorsCacheBytes: Math.floor(exactBytes / 2) });
+    assertExactEnough(bounded);
+    const { entries, bytes } = await vectorsCache(bounded);
+    assert.equal(entries, ROWS);
+    // Row ids (8 B), flags (1 B) and int8 rows (32 B + a 4-byte scale), in whole 64 KiB pages.
+    assert.ok(bytes! >= ROWS * (8 + 1 + 32 + 4) && bytes! < ROWS * (8 + 1) + ROWS * 36 + 65536, `${bytes} bytes`);
+    assert.ok(bytes! < exactBytes / 2);
+    const tooSmall = inMemory(db, { vectorsCacheBytes: Math.floor(bytes! / 2) });
+    tooSmall.vectorSearchHits(vectorOf(1, BIG), filters[0]!, 10);
+    assert.equal((await vectorsCache(tooSmall)).entries, 0, 'neither copy fits: sign bits and SQLite serve');
+  });
+
+  it('are not used once the dataset is written, until rebuilt at its new generation', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-int8-'));
+    const [readerDb, writerDb] = [openIndexDatabase(join(dir, 'cairn.db')), openIndexDatabase(join(dir, 'cairn.db'))];
+    try {
+      const writer = fromSqlite(writerDb);
+      await writer.upsert(bigCorpus('big'));
+      const reader = inMemory(readerDb, { vectorsQuietMs: 50 });
+      const quiet = () => new Promise((resolve) => setTimeout(resolve, 60));
+      const query = vectorOf(9999, BIG);
+      const filter = { datasetIds: ['big'] };
+      reader.vectorSearchHits(query, filter, 10);
+      await quiet();
+      reader.vectorSearchHits(query, filter, 10);
+      assert.equal((await vectorsCache(reader)).entries, ROWS, 'built');
+      await writer.upsert([chunk({ id: 'newcomer', dataset_id: 'big', document_id: 'big-doc0', vector: query })]);
+      const expected = new SqliteChunkIndex(readerDb, { vectorsCacheBytes: 0, vectorOversample: Infinity }).vectorSearchHits(query, filter, 10);
+      assert.equal(expected[0]![0], 'newcomer');
+      assert.deepEqual(reader.vectorSearchHits(query, filter, 10)[0], expected[0], 'the stale copy is not used');
+      // Rebuilt once the dataset has gone unwritten for the quiet period and 10× the last build's time.
+      for (let i = 0; i < 100 && (await vectorsCache(reader)).entries === ROWS; i++) {
+        await quiet();
+        reader.vectorSearchHits(query, filter, 10);
+      }
+      assert.equal((await vectorsCache(reader)).entries, ROWS + 1);
+      assert.deepEqual(reader.vectorSearchHits(query, filter, 10)[0], expected[0], 'the rebuilt copy holds it');
+    } finally {
+      readerDb.close();
+      writerDb.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('are scanned by both reader threads of a pool from one copy', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-int8-pool-'));
+    const file = join(dir, 'cairn.db');
+    const writerDb = openIndexDatabase(file);
+    const index = new ThreadedSqliteChunkIndex(fromSqlite(writerDb), new SqliteReadPool(file, 2, { vectorsQuietMs: 0 }));
+    try {
+      await index.upsert(bigCorpus('big'));
+      const filter = { datasetIds: ['big'], availableOnly: true };
+      const query = vectorOf(31, BIG);
+      const exact = new SqliteChunkIndex(writerDb, { vectorsCacheBytes: 0, vectorOversample: Infinity }).vectorSearchHits(query, filter, 30);
+      for (let i = 0; i < 100 && (await vectorsCache(index)).entries === 0; i++) {
+        await index.vectorSearch(query, filter, 30);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal((await vectorsCache(index)).entries, ROWS);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => index.vectorSearch(query, filter, 30)));
+      for (const hits of answers) {
+        const found = hits.filter((h) => exact.some((e) => e[0] === h.id && e[1] === h.score)).length;
+        assert.ok(found >= 29, `${found} of the exact top 30`);
+      }
+    } finally {
+      await index.close();
+      writerDb.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,0 +1,116 @@
+/**
+ * The coarse stage of vector search from the int8 copies (int8-rows.ts): the `count` rows of the highest
+ * approximate cosine within the filter, for the exact stage to rank. Groups without an int8 copy (small
+ * ones, ≤ INT8_MIN_ROWS rows) give all their rows: small datasets are searched exactly.
+ */
+import { scanInt8, toInt8Query, type Int8Rows, type Int8Scan } from './int8-rows.js';
+
+/** A group of up to this many rows gets no int8 copy: all its rows go to the exact stage. */
+export const INT8_MIN_ROWS = 2048;
+
+/** What the coarse stage needs of a dataset's vectors of one dimension. */
+export interface ScanGroup {
+  dim: number;
+  /** chunk_rows rowids, ascending. */
+  rows: Float64Array;
+  /** Per row: 1 = available. */
+  available: Uint8Array;
+  /** Absent for groups of at most INT8_MIN_ROWS rows in a copy that holds the float32 vectors. */
+  int8?: Int8Rows;
+}
+
+export interface CandidateFilter {
+  availableOnly?: boolean;
+  /** Only these rows (e.g. the chunks of the selected documents). */
+  rows?: ReadonlySet<number>;
+}
+
+/**
+ * Row ids of the `count` rows (of groups of the query's dimension) nearest to `vector` by int8 cosine,
+ * within the filter, plus every row of the groups without an int8 copy; undefined when a group cannot be
+ * scanned on this thread (the caller takes the sign bits).
+ */
+export function int8Candidates(groups: ScanGroup[], vector: ArrayLike<number>, filter: CandidateFilter, count: number): number[] | undefined {
+  const dim = vector.length;
+  const scoped = groups.filter((g) => g.dim === dim);
+  const all: number[] = [];
+  const scanned: { group: ScanGroup; scan: Int8Scan }[] = [];
+  const query = toInt8Query(vector, dim);
+  // A zero question has no cosine with anything (as in SQL): no candidates.
+  if (!query) return [];
+  for (const group of scoped) {
+    if (!group.int8) {
+      for (let i = 0; i < group.rows.length; i++) if (accepts(group, i, filter)) all.push(group.rows[i]!);
+      continue;
+    }
+    const scan = scanInt8(group.int8, query);
+    if (!scan) return undefined;
+    scanned.push({ group, scan });
+  }
+  return all.concat(best(scanned, filter, count));
+}
+
+/** Every this many scores, one is sampled to place the threshold. */
+const SAMPLES = 4096;
+/** The threshold aims at this many times `count` rows, so that one pass usually suffices. */
+const MARGIN = 1.25;
+
+/**
+ * The rows of the `count` highest scores that the filter accepts, in scan order (ties at the last place
+ * broken by scan order). A threshold placed from a sample of the scores leaves a few more than `count`
+ * rows above it (found in WebAssembly), which are filtered and cut at the count-th best: JS looks at
+ * ~count × MARGIN rows, not at every row. A threshold that leaves too few is lowered and the pass run
+ * again (rare: a filter that rejects most of the best rows).
+ */
+function best(scanned: { group: ScanGroup; scan: Int8Scan }[], filter: CandidateFilter, count: number): number[] {
+  const total = scanned.reduce((n, s) => n + s.scan.scores.length, 0);
+  if (total === 0 || count <= 0) return [];
+  const step = Math.max(1, Math.floor(total / SAMPLES));
+  const sample = new Float32Array(Math.ceil(total / step) + scanned.length);
+  let sampled = 0;
+  let accepted = 0;
+  for (const { group, scan: { scores } } of scanned) {
+    for (let i = 0; i < scores.length; i += step) {
+      sampled++;
+      if (accepts(group, i, filter)) sample[accepted++] = scores[i]!;
+    }
+  }
+  // Ascending: the best sampled scores are last.
+  const sorted = sample.subarray(0, accepted).sort();
+  // Rows per sampled one; the threshold is the sampled score with `count × MARGIN` rows above it.
+  const perSample = total / sampled;
+  let place = Math.ceil((count * MARGIN) / perSample);
+  for (;;) {
+    const threshold = place < accepted ? sorted[accepted - 1 - place]! : -Infinity;
+    const found = scanned.map(({ group, scan }) => ({ group, scan, positions: scan.above(threshold) }));
+    let values = new Float32Array(found.reduce((n, f) => n + f.positions.length, 0));
+    let taken = 0;
+    for (const { group, scan, positions } of found) {
+      for (const i of positions) if (accepts(group, i, filter)) values[taken++] = scan.scores[i]!;
+    }
+    if (taken >= count || threshold === -Infinity) {
+      // The count-th best score; rows above it, then rows at it in scan order, fill the places.
+      values = values.subarray(0, taken).sort();
+      const last = taken > count ? values[taken - count]! : -Infinity;
+      let above = taken - count;
+      while (above < taken && values[above]! <= last) above++;
+      // Places left for rows scoring exactly `last`, after the rows above it.
+      let ties = count - (taken - above);
+      const rows: number[] = [];
+      for (const { group, scan, positions } of found) {
+        for (const i of positions) {
+          const score = scan.scores[i]!;
+          if (score < last || !accepts(group, i, filter)) continue;
+          if (score === last && ties-- <= 0) continue;
+          rows.push(group.rows[i]!);
+        }
+      }
+      return rows;
+    }
+    place = Math.max(place * 4, place + 1);
+  }
+}
+
+function accepts(group: ScanGroup, i: number, filter: CandidateFilter): boolean {
+  return !(filter.availableOnly && group.available[i] !== 1) && !(filter.rows && !filter.rows.has(group.rows[i]!));
+}

@@ -1,0 +1,157 @@
+/**
+ * Int8 copies of a dataset's vectors for the coarse stage of vector search: a quarter of the float32
+ * bytes, scanned in WebAssembly SIMD (int8-wasm.ts), in a shared `WebAssembly.Memory` so that the reader
+ * threads of a process scan one copy (it travels between threads like the SharedArrayBuffers of
+ * vector-copies.ts).
+ *
+ * Each row is scaled so that its largest component is ±127 and rounded (cosine ignores a vector's
+ * length); the scan multiplies each row's integer dot product with the query by 1 / the row's integer
+ * norm, giving cos × |query₈|: a ranking by approximate cosine. The exact stage that follows computes the
+ * candidates' float32 cosines, so the int8 rounding only decides which rows are candidates.
+ *
+ * Memory layout: the rows (each padded with zeros to a multiple of 16 bytes), then their scales (f32).
+ * A thread that scans the copy grows the memory once by a region of its own for the query (i16), the
+ * scores (f32 per row) and the positions above a threshold (i32 per row); growing a shared memory is
+ * atomic, so two threads never get the same region.
+ */
+import { int8Kernels, type Int8Kernels } from './int8-wasm.js';
+
+const PAGE = 65536;
+/** Pages a memory may have (WebAssembly's 4 GiB). */
+const MAX_PAGES = 65536;
+/** Scratch regions a copy's memory can grow by: the threads of a process that scan it. */
+const MAX_SCANNING_THREADS = 16;
+
+/** A dataset's int8 rows of one dimension (plain data: it can be posted to another thread). */
+export interface Int8Rows {
+  memory: WebAssembly.Memory;
+  count: number;
+  dim: number;
+  /** Bytes per row: dim rounded up to a multiple of 16. */
+  stride: number;
+  scalesAt: number;
+  /** Bytes of the memory as built (rows and scales), without the threads' scratch. */
+  bytes: number;
+}
+
+export const strideOf = (dim: number) => Math.ceil(dim / 16) * 16;
+
+/** Bytes a copy of `count` rows of `dim` takes: the rows, their scales, rounded up to whole pages. */
+export function int8BytesOf(count: number, dim: number): number {
+  return Math.ceil((count * (strideOf(dim) + 4)) / PAGE) * PAGE;
+}
+
+/** Bytes each thread that scans a copy of `count` rows adds to it: the query, a score and a position per row. */
+export function scanScratchBytesOf(count: number, dim: number): number {
+  return Math.ceil((strideOf(dim) * 2 + count * 8) / PAGE) * PAGE;
+}
+
+/** Scale of a vector to int8: 127 / its largest magnitude (0 for a zero vector). */
+function scaleOf(values: ArrayLike<number>, offset: number, dim: number): number {
+  let max = 0;
+  for (let j = 0; j < dim; j++) max = Math.max(max, Math.abs(values[offset + j]!));
+  return max > 0 ? 127 / max : 0;
+}
+
+/** Fills an Int8Rows row by row; `done` returns it. */
+export class Int8RowsBuilder {
+  private readonly rows: Int8Rows;
+  private readonly heap: Int8Array;
+  private readonly scales: Float32Array;
+
+  constructor(count: number, dim: number) {
+    const stride = strideOf(dim);
+    const bytes = int8BytesOf(count, dim);
+    const pages = Math.max(1, bytes / PAGE);
+    const scratchPages = scanScratchBytesOf(count, dim) / PAGE;
+    if (pages + scratchPages > MAX_PAGES) throw new Error(`an int8 copy of ${count} rows of ${dim} dimensions exceeds 4 GiB`);
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: Math.min(MAX_PAGES, pages + MAX_SCANNING_THREADS * scratchPages), shared: true });
+    this.rows = { memory, count, dim, stride, scalesAt: count * stride, bytes: pages * PAGE };
+    this.heap = new Int8Array(memory.buffer);
+    this.scales = new Float32Array(memory.buffer, this.rows.scalesAt, count);
+  }
+
+  /** Row `i` from `dim` values of `values` at `offset`. */
+  set(i: number, values: ArrayLike<number>, offset: number): void {
+    const { dim, stride } = this.rows;
+    const scale = scaleOf(values, offset, dim);
+    let squares = 0;
+    for (let j = 0, at = i * stride; j < dim; j++, at++) {
+      const q = Math.round(values[offset + j]! * scale);
+      this.heap[at] = q;
+      squares += q * q;
+    }
+    this.scales[i] = squares > 0 ? 1 / Math.sqrt(squares) : 0;
+  }
+
+  done(): Int8Rows {
+    return this.rows;
+  }
+}
+
+/** This thread's region of a copy's memory, and the kernel instantiated on it. */
+interface Scanner {
+  kernels: Int8Kernels;
+  queryAt: number;
+  scoresAt: number;
+  positionsAt: number;
+}
+
+/** Per thread: the scanners of the copies it scanned (a copy dropped everywhere takes its entry with it). */
+const scanners = new WeakMap<WebAssembly.Memory, Scanner | null>();
+
+function scannerOf(rows: Int8Rows): Scanner | undefined {
+  let scanner = scanners.get(rows.memory);
+  if (scanner === undefined) {
+    try {
+      const pages = scanScratchBytesOf(rows.count, rows.dim) / PAGE;
+      const queryAt = rows.memory.grow(pages) * PAGE;
+      const scoresAt = queryAt + rows.stride * 2;
+      scanner = { kernels: int8Kernels(rows.memory), queryAt, scoresAt, positionsAt: scoresAt + rows.count * 4 };
+    } catch {
+      // More threads than regions (or no memory left): this thread takes the sign bits for this copy.
+      scanner = null;
+    }
+    scanners.set(rows.memory, scanner);
+  }
+  return scanner ?? undefined;
+}
+
+/** The query as the scan takes it: int8 values (as i16) and 1 / their norm; undefined for a zero vector. */
+export interface Int8Query {
+  values: Int16Array;
+  inverseNorm: number;
+}
+
+export function toInt8Query(vector: ArrayLike<number>, dim: number): Int8Query | undefined {
+  const scale = scaleOf(vector, 0, dim);
+  if (scale === 0) return undefined;
+  const values = new Int16Array(strideOf(dim));
+  let squares = 0;
+  for (let j = 0; j < dim; j++) {
+    values[j] = Math.round(vector[j]! * scale);
+    squares += values[j]! * values[j]!;
+  }
+  return { values, inverseNorm: 1 / Math.sqrt(squares) };
+}
+
+/** One scan's results, in this thread's scratch region of the copy: valid until its next scan of the copy. */
+export interface Int8Scan {
+  /** Per row: its int8 cosine with the query times |query₈| (times `query.inverseNorm`: the cosine). */
+  scores: Float32Array;
+  /** The positions of the rows whose score is at least `threshold`, ascending. */
+  above(threshold: number): Int32Array;
+}
+
+/** Scores every row of the copy; undefined when this thread has no scratch region in it. */
+export function scanInt8(rows: Int8Rows, query: Int8Query): Int8Scan | undefined {
+  const scanner = scannerOf(rows);
+  if (!scanner) return undefined;
+  const { kernels, queryAt, scoresAt, positionsAt } = scanner;
+  new Int16Array(rows.memory.buffer, queryAt, rows.stride).set(query.values);
+  kernels.scores(queryAt, 0, rows.count, rows.stride, rows.scalesAt, scoresAt);
+  return {
+    scores: new Float32Array(rows.memory.buffer, scoresAt, rows.count),
+    above: (threshold) => new Int32Array(rows.memory.buffer, positionsAt, kernels.above(scoresAt, rows.count, threshold, positionsAt)),
+  };
+}
