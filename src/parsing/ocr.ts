@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { createWorker, OEM, type Worker } from 'tesseract.js';
+import type { Worker } from 'tesseract.js';
 import { OcrEngineError } from './errors.js';
+import { loadTesseract } from './libraries.js';
 import { joinLines } from './text.js';
 
 /** Pixel box of a recognised paragraph in the image it was read from. */
@@ -35,13 +36,15 @@ let worker: Promise<Worker> | undefined;
 let queue: Promise<unknown> = Promise.resolve();
 
 function sharedWorker(): Promise<Worker> {
-  worker ??= createWorker('eng', OEM.LSTM_ONLY, {
-    langPath: LANG_PATH,
-    cacheMethod: 'none',
-    gzip: true,
-    // Failures reach us as rejected jobs; without a handler tesseract.js also rethrows them asynchronously.
-    errorHandler: () => {},
-  }).catch((error: unknown) => {
+  worker ??= loadTesseract().then(({ createWorker, OEM }) =>
+    createWorker('eng', OEM.LSTM_ONLY, {
+      langPath: LANG_PATH,
+      cacheMethod: 'none',
+      gzip: true,
+      // Failures reach us as rejected jobs; without a handler tesseract.js also rethrows them asynchronously.
+      errorHandler: () => {},
+    }),
+  ).catch((error: unknown) => {
     worker = undefined;
     throw new OcrEngineError(`OCR engine failed to start: ${(error as Error)?.message ?? error}`);
   });

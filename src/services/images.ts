@@ -1,5 +1,6 @@
-import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { badRequest } from '../errors.js';
+// Loaded on first use: the canvas library is ~25 MB that a Cairn process without image requests never needs.
+import { loadCanvas } from '../parsing/libraries.js';
 
 /** Decodes base64 (bare or a data URI) into image bytes, rejecting what is not an image. */
 export async function decodeImage(base64: string): Promise<Buffer> {
@@ -8,6 +9,7 @@ export async function decodeImage(base64: string): Promise<Buffer> {
   const bytes = Buffer.from(data, 'base64');
   // Only formats the canvas decoder handles safely (it can crash on some malformed TIFF input).
   if (!isPng(bytes) && !isJpeg(bytes) && !isGif(bytes) && !isWebp(bytes)) throw badRequest('`image_base64` must be a PNG, JPEG, GIF or WebP image');
+  const { loadImage } = await loadCanvas();
   try {
     await loadImage(bytes);
   } catch {
@@ -18,6 +20,7 @@ export async function decodeImage(base64: string): Promise<Buffer> {
 
 /** Places `below` under `top` (left-aligned, white background) and returns a PNG. */
 export async function stackVertically(top: Uint8Array, below: Uint8Array): Promise<Buffer> {
+  const { createCanvas, loadImage } = await loadCanvas();
   const [a, b] = await Promise.all([loadImage(Buffer.from(top)), loadImage(Buffer.from(below))]);
   const canvas = createCanvas(Math.max(a.width, b.width), a.height + b.height);
   const ctx = canvas.getContext('2d');

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { BertTokenizer } from '@huggingface/transformers';
+import { Tokenizer } from '@huggingface/tokenizers';
 import ort from 'onnxruntime-node';
 import type { ModelFiles } from './locate.js';
 import { poolAndNormalize } from './pooling.js';
@@ -23,8 +23,19 @@ const TOKENIZER_CONFIG = {
   model_max_length: 512,
 };
 
-export async function loadTokenizer(path: string): Promise<BertTokenizer> {
-  return new BertTokenizer(JSON.parse(await readFile(path, 'utf8')), TOKENIZER_CONFIG);
+/** Token ids of a text, with [CLS] and [SEP], not truncated. */
+export interface TextTokenizer {
+  encode(text: string): number[];
+}
+
+/**
+ * The tokenizer of tokenizer.json. @huggingface/tokenizers is transformers.js's tokenizer code on its own:
+ * the same ids (test/unit/models/tokenizer.test.ts) without the rest of transformers.js, which loads
+ * sharp's libvips for its image code (~10–14 MB of the embedding process; docs/operations.md, "Memory").
+ */
+export async function loadTokenizer(path: string): Promise<TextTokenizer> {
+  const tokenizer = new Tokenizer(JSON.parse(await readFile(path, 'utf8')), TOKENIZER_CONFIG);
+  return { encode: (text) => tokenizer.encode(text).ids };
 }
 
 /**
@@ -33,7 +44,7 @@ export async function loadTokenizer(path: string): Promise<BertTokenizer> {
  */
 export class SentenceEncoder {
   private constructor(
-    private readonly tokenizer: BertTokenizer,
+    private readonly tokenizer: TextTokenizer,
     private readonly session: ort.InferenceSession,
     readonly spec: BuiltinModelSpec,
   ) {}
@@ -59,7 +70,7 @@ export class SentenceEncoder {
   tokenize(text: string): number[] {
     const { maxTokens } = this.spec;
     // A token spans at least one character, so a generous character cap bounds the work on huge inputs.
-    const ids = this.tokenizer.encode(text.slice(0, maxTokens * 32)) as number[];
+    const ids = this.tokenizer.encode(text.slice(0, maxTokens * 32));
     if (ids.length <= maxTokens) return ids;
     return [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]!];
   }

@@ -1,8 +1,9 @@
-import { simpleParser, type AddressObject } from 'mailparser';
+import type { AddressObject } from 'mailparser';
 import { CorruptFileError, ParseLimitError, UnsupportedFormatError } from '../errors.js';
 import type { Extractor } from '../extractor.js';
 import { extensionForContentType, isSupportedFile } from '../formats.js';
 import { htmlSections } from '../html.js';
+import { loadMailparser } from '../libraries.js';
 import { splitParagraphs } from '../text.js';
 import type { Section } from '../types.js';
 
@@ -15,6 +16,7 @@ const addresses = (field: AddressObject | AddressObject[] | undefined): string =
  * listed in meta.skipped_attachments rather than failing the email; one over a parsing limit fails it.
  */
 export const extractEml: Extractor = async (bytes, ctx) => {
+  const { simpleParser } = await loadMailparser();
   const mail = await simpleParser(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), {
     skipHtmlToText: false,
     skipTextToHtml: true,

@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { getDocument, OPS, Util, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
 import { OcrEngineError } from '../errors.js';
 import type { Extractor } from '../extractor.js';
+import { loadPdfjs } from '../libraries.js';
 import { recognize } from '../ocr.js';
 import { groupBlocks, groupLines, titleLevels, type Block, type TextRun } from '../pdf-layout.js';
 import { renderPage } from '../pdf-render.js';
@@ -21,16 +22,19 @@ const PDFJS_ASSETS = {
 
 /** Fewer visible characters than this on a page with pictures means a scan: OCR it. */
 const MIN_TEXT_CHARS = 10;
-const IMAGE_OPS = new Set([
-  OPS.paintImageXObject,
-  OPS.paintInlineImageXObject,
-  OPS.paintImageMaskXObject,
-  OPS.paintImageXObjectRepeat,
-  OPS.paintInlineImageXObjectGroup,
-  OPS.paintImageMaskXObjectRepeat,
-]);
+type Pdfjs = Awaited<ReturnType<typeof loadPdfjs>>;
 
-async function textRuns(page: PDFPageProxy): Promise<TextRun[]> {
+const imageOps = ({ OPS }: Pdfjs): Set<number> =>
+  new Set([
+    OPS.paintImageXObject,
+    OPS.paintInlineImageXObject,
+    OPS.paintImageMaskXObject,
+    OPS.paintImageXObjectRepeat,
+    OPS.paintInlineImageXObjectGroup,
+    OPS.paintImageMaskXObjectRepeat,
+  ]);
+
+async function textRuns({ Util }: Pdfjs, page: PDFPageProxy): Promise<TextRun[]> {
   const viewport = page.getViewport({ scale: 1 });
   const content = await page.getTextContent();
   return content.items
@@ -41,9 +45,9 @@ async function textRuns(page: PDFPageProxy): Promise<TextRun[]> {
     });
 }
 
-async function hasImages(page: PDFPageProxy): Promise<boolean> {
+async function hasImages(page: PDFPageProxy, ops: Set<number>): Promise<boolean> {
   const { fnArray } = await page.getOperatorList();
-  return fnArray.some((fn) => IMAGE_OPS.has(fn));
+  return fnArray.some((fn) => ops.has(fn));
 }
 
 /** OCR paragraphs as blocks in PDF points; size 0 keeps them out of font-size title detection. */
@@ -66,7 +70,8 @@ const round = (n: number): number => Math.round(n * 10) / 10;
 export const extractPdf: Extractor = async (bytes, ctx) => {
   // A plain copy: pdfjs rejects Buffers and may transfer (detach) the array it is given.
   // maxImageSize: pdfjs skips (rather than decodes) pictures over the image pixel limit.
-  const task = getDocument({ data: new Uint8Array(bytes), ...PDFJS_ASSETS, verbosity: 0, isEvalSupported: false, maxImageSize: ctx.limits.imagePixels });
+  const pdfjs = await loadPdfjs();
+  const task = pdfjs.getDocument({ data: new Uint8Array(bytes), ...PDFJS_ASSETS, verbosity: 0, isEvalSupported: false, maxImageSize: ctx.limits.imagePixels });
   const doc = await task.promise.catch(async (error: unknown) => {
     await task.destroy();
     throw error;
@@ -78,6 +83,7 @@ export const extractPdf: Extractor = async (bytes, ctx) => {
     if (typeof info.Author === 'string' && info.Author.trim()) meta.author = info.Author.trim();
 
     const pages = doc.numPages;
+    const ops = imageOps(pdfjs);
     const placed: { page: number; block: Block }[] = [];
     const unreadable: number[] = [];
     let firstError: unknown;
@@ -87,9 +93,9 @@ export const extractPdf: Extractor = async (bytes, ctx) => {
       let page: PDFPageProxy | undefined;
       try {
         page = await doc.getPage(n);
-        let blocks = groupBlocks(groupLines(await textRuns(page)));
+        let blocks = groupBlocks(groupLines(await textRuns(pdfjs, page)));
         const visibleChars = blocks.reduce((sum, b) => sum + b.text.replace(/\s/g, '').length, 0);
-        if (visibleChars < MIN_TEXT_CHARS && (await hasImages(page))) {
+        if (visibleChars < MIN_TEXT_CHARS && (await hasImages(page, ops))) {
           ctx.onProgress?.((n - 1) / pages, `Recognising text on page ${n} of ${pages}`);
           const recognised = await ocrBlocks(page);
           if (recognised.length > 0) blocks = recognised;

@@ -1,6 +1,7 @@
 import path from 'node:path';
-import JSZip from 'jszip';
+import type JSZip from 'jszip';
 import type { Extractor } from '../extractor.js';
+import { loadJSZip } from '../libraries.js';
 import { corePropsOf, xmlPart } from '../ooxml.js';
 import { tableSection } from '../sections.js';
 import type { Section } from '../types.js';
@@ -91,7 +92,7 @@ async function slidePaths(zip: JSZip): Promise<string[]> {
 }
 
 export const extractPptx: Extractor = async (bytes, ctx) => {
-  const zip = await JSZip.loadAsync(bytes);
+  const zip = await (await loadJSZip()).loadAsync(bytes);
   const paths = await slidePaths(zip);
   const sections: Section[] = [];
   for (const [i, part] of paths.entries()) {

@@ -1,5 +1,6 @@
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import type { Extractor } from '../extractor.js';
+import { loadExcelJS } from '../libraries.js';
 import { workbookDocument } from '../workbook.js';
 
 function dateText(date: Date): string {
@@ -20,7 +21,7 @@ function cellText(value: ExcelJS.CellValue | undefined): string {
 }
 
 export const extractXlsx: Extractor = async (bytes) => {
-  const workbook = new ExcelJS.Workbook();
+  const workbook = new (await loadExcelJS()).Workbook();
   // exceljs's typings predate Buffer being generic; the runtime only needs the bytes.
   await workbook.xlsx.load(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length) as unknown as ExcelJS.Buffer);
   if (workbook.worksheets.length === 0) throw new Error('the package has no worksheets');
