@@ -5,6 +5,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrations.js';
+import { cachedStatements } from './statement-cache.js';
 
 export type MetaDialect = 'sqlite' | 'postgres';
 
@@ -66,7 +67,7 @@ function openSqlite(file: string, shared?: BetterSqlite3.Database): MetaDb {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   // A shared connection belongs to its opener, who closes it after the store.
-  const database = reuse ? { prepare: (query: string) => sqlite.prepare(query), close: () => undefined } : sqlite;
+  const database = cachedStatements(sqlite, { owned: !reuse });
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   return { dialect: 'sqlite', kysely, close: () => kysely.destroy() };
 }
