@@ -38,7 +38,7 @@ export interface SqliteChunkIndexOptions {
   /** Bound of the in-memory sign-bit copy (sign-bit-cache.ts), in bytes; default unbounded. */
   signBitsCacheBytes?: number;
   /**
-   * Bound of the in-memory vector copies (vector-copies.ts: float32 and int8), in bytes (default 256 MiB;
+   * Bound of the in-memory vector copies (vector-copies.ts: float32 and int8), in bytes (default 512 MiB;
    * 0 = sign bits and exact cosines always from SQLite). A dataset whose exact copy would not fit gets an
    * int8 copy alone; one whose int8 copy would not fit either is served by the sign bits and SQLite.
    */
