@@ -13,7 +13,7 @@ export interface EncoderOptions {
 }
 
 /** BERT-style tokenizer settings; tokenizer.json alone lacks the special-token names. */
-const TOKENIZER_CONFIG = {
+export const TOKENIZER_CONFIG = {
   do_lower_case: true,
   cls_token: '[CLS]',
   sep_token: '[SEP]',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BertTokenizer } from '@huggingface/transformers';
-import { loadTokenizer } from '../../../src/models/builtin/encoder.js';
+import { loadTokenizer, TOKENIZER_CONFIG } from '../../../src/models/builtin/encoder.js';
 import { locateModelFiles } from '../../../src/models/builtin/locate.js';
 import { MINILM_L6_V2 } from '../../../src/models/builtin/spec.js';
 
@@ -34,15 +34,7 @@ function documentationParagraphs(): string[] {
 describe('models/builtin tokenizer', () => {
   it('gives the token ids of transformers.js for the same tokenizer.json, on every kind of text', async () => {
     const { tokenizer: path } = locateModelFiles(MINILM_L6_V2);
-    const reference = new BertTokenizer(JSON.parse(readFileSync(path, 'utf8')), {
-      do_lower_case: true,
-      cls_token: '[CLS]',
-      sep_token: '[SEP]',
-      pad_token: '[PAD]',
-      unk_token: '[UNK]',
-      mask_token: '[MASK]',
-      model_max_length: 512,
-    });
+    const reference = new BertTokenizer(JSON.parse(readFileSync(path, 'utf8')), TOKENIZER_CONFIG);
     const tokenizer = await loadTokenizer(path);
     const texts = [...EDGE_CASES, ...documentationParagraphs()];
     assert.ok(texts.length > 300, `${texts.length} texts`);
