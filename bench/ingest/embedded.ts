@@ -38,7 +38,9 @@ export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQ
     MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
   };
   delete childEnv.TEMPORAL_ADDRESS;
-  const child = spawn(process.execPath, [...nodeArgs, path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As `make run` starts it (Makefile), unless the caller chooses the young generation.
+  const youngGeneration = nodeArgs.some((a) => a.startsWith('--max-semi-space-size')) ? [] : ['--max-semi-space-size=2'];
+  const child = spawn(process.execPath, [...youngGeneration, ...nodeArgs, path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const keep = (chunk: Buffer) => {
     text = (text + chunk.toString()).slice(-200_000);
