@@ -238,32 +238,26 @@ export function maxScoreTopRows(
       lengthTerms[i] = scratch[at + 1]!;
     }
     const found = new Int32Array(n);
-    for (let j = scanned; j < m; j++) {
-      const { term, idf } = words[order[j]!]!;
+    /** Adds the word's BM25 term to `into` for each of the first n candidates it occurs in. */
+    const addWord = ({ term, idf }: { term: number; idf: number }, into: Float64Array) => {
       findPostings(rows, offsets[term]!, offsets[term + 1]!, candidates, n, found);
       for (let i = 0; i < n; i++) {
         const p = found[i]!;
         if (p < 0) continue;
         const f = freqs[p]!;
-        sums[i]! += idf * ((f * (K1 + 1)) / (f + lengthTerms[i]!));
+        into[i]! += idf * ((f * (K1 + 1)) / (f + lengthTerms[i]!));
       }
       if (counters) counters.probes += n;
+    };
+    for (let j = scanned; j < m; j++) {
+      addWord(words[order[j]!]!, sums);
       n = keepGathered(candidates, sums, lengthTerms, n, remaining[j + 1]!, threshold);
     }
 
     // Every word is in the sums now: keep the rows that may be among the best, and score them exactly.
     if (n > limit) n = keepGathered(candidates, sums, lengthTerms, n, 0, kthLargest(sums.slice(0, n), n, limit) * (1 - SLACK));
     const exact = new Float64Array(n);
-    for (const { term, idf } of words) {
-      findPostings(rows, offsets[term]!, offsets[term + 1]!, candidates, n, found);
-      for (let i = 0; i < n; i++) {
-        const p = found[i]!;
-        if (p < 0) continue;
-        const f = freqs[p]!;
-        exact[i]! += idf * ((f * (K1 + 1)) / (f + lengthTerms[i]!));
-      }
-      if (counters) counters.probes += n;
-    }
+    for (const word of words) addWord(word, exact);
     return bestRows(candidates, exact, n, limit);
   } finally {
     for (let i = 0; i < touchedCount; i++) scratch[2 * touched[i]!] = 0;
