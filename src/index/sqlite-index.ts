@@ -10,7 +10,7 @@ import { SignBitCache } from './sign-bit-cache.js';
 import { ensureChunkSchema } from './sqlite-schema.js';
 import { prepareStatements, toCandidate, toChunk, type ChunkRow, type HitRow, type Statements } from './sqlite-statements.js';
 import { ChunkNotFoundError } from './types.js';
-import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from './types.js';
+import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkLoadOptions, ChunkPatch, IndexedChunk } from './types.js';
 import { int8Candidates } from './int8-candidates.js';
 import { BYTES_PER_ROW, DEFAULT_VECTORS_BYTES, toQuery, VectorCopies, type DatasetVectors, type ExactDatasetVectors, type VectorRow } from './vector-copies.js';
 import { cosinesOfIds, hitsOfRows } from './vector-hits.js';
@@ -280,9 +280,10 @@ export class SqliteChunkIndex implements ChunkIndex {
   }
 
   /** The chunks found, in the order of `ids`. */
-  async getMany(chunkIds: string[]): Promise<IndexedChunk[]> {
+  async getMany(chunkIds: string[], options: ChunkLoadOptions = {}): Promise<IndexedChunk[]> {
     if (chunkIds.length === 0) return [];
-    const rows = this.sql.getMany.all(ids(new Set(chunkIds))) as ChunkRow[];
+    const statement = options.vectors === false ? this.sql.getManyWithoutVectors : this.sql.getMany;
+    const rows = statement.all(ids(new Set(chunkIds))) as ChunkRow[];
     const byId = new Map(rows.map((r) => [r.id, toChunk(r)]));
     return chunkIds.flatMap((id) => byId.get(id) ?? []);
   }

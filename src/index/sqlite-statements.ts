@@ -96,6 +96,8 @@ export function prepareStatements(db: Database) {
     targetsByDataset: p(`SELECT rowid, dataset_id FROM chunk_rows WHERE dataset_id = ?`),
     getMany: p(`SELECT ${ROW_COLUMNS} FROM json_each(?) j JOIN chunk_rows r ON r.id = j.value
       LEFT JOIN chunk_vectors v ON v.row = r.rowid`),
+    getManyWithoutVectors: p(`SELECT ${ROW_COLUMNS.replace('v.vector', 'NULL AS vector')} FROM json_each(?) j
+      JOIN chunk_rows r ON r.id = j.value`),
     countByDocument: p(`SELECT count(*) AS n FROM chunk_rows WHERE document_id = ?`),
     listPage: p(`SELECT ${ROW_COLUMNS} FROM chunk_rows r LEFT JOIN chunk_vectors v ON v.row = r.rowid
       WHERE r.document_id = :document AND (:id IS NULL OR r.id = :id)

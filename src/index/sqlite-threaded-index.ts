@@ -1,7 +1,7 @@
 import { unpackHits, type PackedHits } from './hit-wire.js';
 import type { SqliteChunkIndex } from './sqlite-index.js';
 import type { SqliteReadPool } from './sqlite-read-pool.js';
-import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from './types.js';
+import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkLoadOptions, ChunkPatch, IndexedChunk } from './types.js';
 
 /**
  * The embedded index with its reads off the event loop: searches, cosines, chunk loads
@@ -48,9 +48,9 @@ export class ThreadedSqliteChunkIndex implements ChunkIndex {
     return (await this.getMany([id]))[0];
   }
 
-  async getMany(ids: string[]): Promise<IndexedChunk[]> {
+  async getMany(ids: string[], options?: ChunkLoadOptions): Promise<IndexedChunk[]> {
     if (ids.length === 0) return [];
-    return (await this.readers.run('getMany', [ids])) as IndexedChunk[];
+    return (await this.readers.run('getMany', [ids, options])) as IndexedChunk[];
   }
 
   async countByDocument(documentId: string): Promise<number> {

@@ -59,6 +59,12 @@ export interface Candidate extends ScoredId {
   document_name: string;
 }
 
+/** What getMany loads besides the chunk's text and fields. */
+export interface ChunkLoadOptions {
+  /** false: `vector` comes back empty (a retrieval page needs only the text). Default true. */
+  vectors?: boolean;
+}
+
 export interface ChunkListQuery {
   keywords?: string;
   id?: string;
@@ -70,7 +76,7 @@ export interface ChunkListQuery {
 export interface ChunkIndex {
   upsert(chunks: IndexedChunk[]): Promise<void>;
   get(id: string): Promise<IndexedChunk | undefined>;
-  getMany(ids: string[]): Promise<IndexedChunk[]>;
+  getMany(ids: string[], options?: ChunkLoadOptions): Promise<IndexedChunk[]>;
   update(id: string, patch: ChunkPatch): Promise<void>;
   deleteChunks(ids: string[]): Promise<number>;
   deleteByDocument(documentId: string): Promise<number>;

@@ -84,17 +84,15 @@ interface Hit {
 
 /**
  * The union of both hit lists: full-text hits carry their term similarity, vector hits their cosine;
- * text-only hits get their cosine looked up.
+ * text-only hits take theirs from `textCosines` (the cosines of the full-text hits).
  */
-async function mergeHits(textHits: Candidate[], vectorHits: Candidate[], vector: number[], deps: RetrieveDeps): Promise<Hit[]> {
+function mergeHits(textHits: Candidate[], vectorHits: Candidate[], textCosines: Map<string, number>): Hit[] {
   const term = termScale(textHits.map((h) => h.score));
   const hits = new Map<string, Hit>(vectorHits.map((h) => [h.id, { candidate: h, term: 0, cosine: h.score }]));
-  const textOnly = textHits.filter((h) => !hits.has(h.id));
-  const cosines = await deps.index.cosineSimilarities(textOnly.map((h) => h.id), vector);
   for (const h of textHits) {
     const hit = hits.get(h.id);
     if (hit) hit.term = term(h.score);
-    else hits.set(h.id, { candidate: h, term: term(h.score), cosine: cosines.get(h.id) ?? null });
+    else hits.set(h.id, { candidate: h, term: term(h.score), cosine: textCosines.get(h.id) ?? null });
   }
   return [...hits.values()];
 }
@@ -134,7 +132,7 @@ async function rerankBest(
   rerank: NonNullable<RetrieveDeps['rerank']>, loaded: Map<string, IndexedChunk>,
 ): Promise<Scored[]> {
   const window = ranked.slice(0, windowSize);
-  for (const chunk of await deps.index.getMany(window.map((s) => s.id))) loaded.set(chunk.id, chunk);
+  for (const chunk of await deps.index.getMany(window.map((s) => s.id), { vectors: false })) loaded.set(chunk.id, chunk);
   const present = window.filter((s) => loaded.has(s.id));
   if (present.length === 0) return [];
   const scores = await rerank(question, present.map((s) => rerankText(loaded.get(s.id)!)));
@@ -144,14 +142,17 @@ async function rerankBest(
   });
 }
 
+/** localeCompare's order, without a collator looked up on every comparison. */
+const byName = new Intl.Collator().compare;
+
 function docAggs(results: Scored[]): DocAgg[] {
   const byDoc = new Map<string, DocAgg>();
   for (const r of results) {
-    const agg = byDoc.get(r.document_id) ?? { doc_name: r.document_name, doc_id: r.document_id, count: 0 };
-    agg.count += 1;
-    byDoc.set(r.document_id, agg);
+    const agg = byDoc.get(r.document_id);
+    if (agg) agg.count += 1;
+    else byDoc.set(r.document_id, { doc_name: r.document_name, doc_id: r.document_id, count: 1 });
   }
-  return [...byDoc.values()].sort((a, b) => b.count - a.count || a.doc_name.localeCompare(b.doc_name));
+  return [...byDoc.values()].sort((a, b) => b.count - a.count || byName(a.doc_name, b.doc_name));
 }
 
 function toReference(s: Scored, chunk: IndexedChunk, highlightStems: ReadonlySet<string> | undefined): ReferenceChunk {
@@ -202,13 +203,20 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
   // Whichever of the two fails first is the error reported.
   const vector = await Promise.race([embedding, fullText.then(() => embedding)]);
   const useVector = isUsableVector(vector);
+  // The full-text hits' cosines are asked for as soon as both the hits and the vector are there, beside the
+  // vector search (on an index with reader threads, on another thread), not after it: the merge then waits
+  // for nothing more. Hits that the vector search also finds get a cosine they do not need (cheap).
+  const textCosines = useVector
+    ? fullText.then((hits) => deps.index.cosineSimilarities(hits.map((h) => h.id), vector))
+    : Promise.resolve(new Map<string, number>());
+  textCosines.catch(() => undefined);
   const vectorHits = useVector
     ? await timed(() => deps.index.vectorSearch(vector, filter, s.topK), (ms) => (timings.vector = ms))
     : [];
   const textHits = await fullText;
 
   const fuseStart = performance.now();
-  const hits = await mergeHits(textHits, vectorHits, useVector ? vector : [], deps);
+  const hits = mergeHits(textHits, vectorHits, await textCosines);
   const pagerank = await pageranks(hits.map((h) => h.candidate.dataset_id), deps);
   let ranked = score(hits, useVector, s.vectorWeight, pagerank).sort(compareRanked);
   timings.fuse = performance.now() - fuseStart;
@@ -227,7 +235,7 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
   const kept = ranked.filter((r) => r.similarity >= s.threshold);
   const pageItems = kept.slice((s.page - 1) * s.pageSize, s.page * s.pageSize);
   const missing = pageItems.filter((r) => !loaded.has(r.id)).map((r) => r.id);
-  for (const chunk of await deps.index.getMany(missing)) loaded.set(chunk.id, chunk);
+  for (const chunk of await deps.index.getMany(missing, { vectors: false })) loaded.set(chunk.id, chunk);
   const highlightStems = params.highlight ? new Set(queryTerms(question).map((t) => t.stem)) : undefined;
   const chunks = pageItems.flatMap((r) => {
     const chunk = loaded.get(r.id);

@@ -1,7 +1,7 @@
 import type { MilvusClient } from '@zilliz/milvus2-sdk-node';
 import type { MilvusLocation } from '../location.js';
 import { ChunkNotFoundError } from '../types.js';
-import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkPatch, IndexedChunk } from '../types.js';
+import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkLoadOptions, ChunkPatch, IndexedChunk } from '../types.js';
 import { bm25Query } from './analysis.js';
 import { call, connectMilvus, MilvusIndexError } from './client.js';
 import { checkStorableDim, chunksSpec, CollectionCatalog, MAX_DIM, MIN_DIM, partsSpec, searchableVector, vectorsName, vectorsSpec, type CollectionSpec } from './collections.js';
@@ -91,9 +91,9 @@ export class MilvusChunkIndex implements ChunkIndex {
     return (await this.getMany([id]))[0];
   }
 
-  async getMany(ids: string[]): Promise<IndexedChunk[]> {
+  async getMany(ids: string[], options: ChunkLoadOptions = {}): Promise<IndexedChunk[]> {
     if (ids.length === 0) return [];
-    const found = await this.load([...new Set(ids)]);
+    const found = await this.load([...new Set(ids)], options.vectors !== false);
     return ids.flatMap((id) => found.get(id)?.chunk ?? []);
   }
 
@@ -281,7 +281,7 @@ export class MilvusChunkIndex implements ChunkIndex {
   }
 
   /** Stored chunks by id, with their vectors and whole records. */
-  private async load(ids: string[]): Promise<Map<string, Stored>> {
+  private async load(ids: string[], withVectors = true): Promise<Map<string, Stored>> {
     const rows = (await this.queryIds(this.chunks.name, ids, ['id', 'dim', 'ordinal', 'record', 'record_parts'], RECORDS_PER_REQUEST)) as unknown as
       Pick<ChunkRow, 'id' | 'dim' | 'ordinal' | 'record' | 'record_parts'>[];
     const records = new Map(rows.map((r) => [r.id, [r.record]]));
@@ -293,7 +293,7 @@ export class MilvusChunkIndex implements ChunkIndex {
       for (const part of parts) records.get(part.chunk_id as string)?.push(String(part.data));
     }
     const vectors = new Map<string, number[]>();
-    const dims = new Set(rows.map((r) => Number(r.dim)).filter((d) => d > 0));
+    const dims = new Set(withVectors ? rows.map((r) => Number(r.dim)).filter((d) => d > 0) : []);
     for (const dim of dims) {
       const spec = vectorsSpec(this.catalog.prefix, dim);
       if (!(await this.catalog.exists(spec))) continue;
@@ -306,7 +306,7 @@ export class MilvusChunkIndex implements ChunkIndex {
       if (pieces.length !== Number(row.record_parts) + 1) {
         throw new MilvusIndexError('get', `chunk ${row.id} has ${pieces.length - 1} of its ${row.record_parts} record parts`);
       }
-      stored.set(row.id, { chunk: chunkFromRecord(pieces.join(''), Number(row.dim), vectors.get(row.id)), ordinal: Number(row.ordinal) });
+      stored.set(row.id, { chunk: chunkFromRecord(pieces.join(''), withVectors ? Number(row.dim) : 0, vectors.get(row.id)), ordinal: Number(row.ordinal) });
     }
     return stored;
   }

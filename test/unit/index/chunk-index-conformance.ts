@@ -73,6 +73,15 @@ export function chunkIndexConformance(name: string, open: () => Promise<ChunkInd
         assert.deepEqual(await index.getMany([]), []);
       });
 
+      it('getMany without vectors returns the same chunks with an empty vector', async () => {
+        const index = await open();
+        await index.upsert([chunk({ id: 'a', vector: [1, 0] }), chunk({ id: 'b', vector: [0, 0] }), chunk({ id: 'c' })]);
+        const full = await index.getMany(['c', 'a', 'b']);
+        const light = await index.getMany(['c', 'a', 'b'], { vectors: false });
+        assert.deepEqual(light, full.map((c) => ({ ...c, vector: [] })));
+        assert.deepEqual((await index.getMany(['a'], { vectors: true }))[0]?.vector, [1, 0]);
+      });
+
       it('takes ids with quotes, backslashes and line breaks as they are', async () => {
         const index = await open();
         const odd = ['say "hi"', 'back\\slash', "it's", 'line\nbreak', 'ü€𝄞'];
