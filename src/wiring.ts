@@ -21,17 +21,22 @@ import type { MilvusChunkIndex } from './index/milvus/milvus-index.js';
 import type { MilvusMemoryIndex } from './index/milvus/memory-index.js';
 import type { MemoryIndex } from './index/memory-types.js';
 
-/**
- * The embedded chunk index on the database file: searches on reader threads (CAIRN_INDEX_THREADS), or on
- * the event loop when there are none or the database is in memory (no file for other connections to open).
- */
-function embeddedChunkIndex(config: Config, indexDb: Sqlite): SqliteChunkIndex | ThreadedSqliteChunkIndex {
-  const caches = {
+/** The embedded chunk index's cache bounds (CAIRN_CACHE_*). */
+export function indexCaches(config: Config) {
+  return {
     signBitsCacheBytes: config.caches.signBitsMb * 2 ** 20,
     termFrequencyCacheEntries: config.caches.termFrequencies,
     postingsCacheBytes: config.fullTextMemoryMb * 2 ** 20,
     vectorsCacheBytes: config.vectorsMemoryMb * 2 ** 20,
   };
+}
+
+/**
+ * The embedded chunk index on the database file: searches on reader threads (CAIRN_INDEX_THREADS), or on
+ * the event loop when there are none or the database is in memory (no file for other connections to open).
+ */
+function embeddedChunkIndex(config: Config, indexDb: Sqlite): SqliteChunkIndex | ThreadedSqliteChunkIndex {
+  const caches = indexCaches(config);
   // In-memory full-text copies only on reader threads: their builds take seconds at 100k chunks, which the
   // event loop must never spend (the writer searches only when there are no reader threads).
   const writer = new SqliteChunkIndex(indexDb, { ...caches, postingsCacheBytes: 0 });

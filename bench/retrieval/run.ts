@@ -17,7 +17,9 @@
  * --threads N (embedded) runs the reads on N reader threads, as the service does (sqlite-threaded-index.ts):
  * the difference is the cost of the trips between threads.
  * --db FILE (embedded, one size) keeps the database at FILE: built there when missing (the same corpus), searched
- * as it is when present, and kept after the run, so that repeated measurements skip the build.
+ * as it is when present, and kept after the run, so that repeated measurements skip the build. Its index has
+ * the service's cache bounds (CAIRN_CACHE_FULLTEXT_MB, CAIRN_CACHE_VECTORS_MB… from the environment, else
+ * their defaults): at 1M chunks the full-text copies need CAIRN_CACHE_FULLTEXT_MB=1200 or so.
  *
  * Every run first measures the brute-force floor on this machine (floor.ts: exact cosine over all the
  * vectors, and the sign-bit scan) and prints each latency as a multiple of it. --recall N compares the
@@ -32,6 +34,8 @@ import { existsSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { openIndexDatabase } from '../../src/index/sqlite-database.js';
 import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
+import { loadConfig } from '../../src/config.js';
+import { indexCaches } from '../../src/wiring.js';
 import { SqliteReadPool } from '../../src/index/sqlite-read-pool.js';
 import { ThreadedSqliteChunkIndex } from '../../src/index/sqlite-threaded-index.js';
 import { componentCpuSeconds } from '../processes.js';
@@ -73,8 +77,10 @@ function exactTop(vectors: Float32Array, ids: string[], query: number[], k: numb
 function keptBenchIndex(file: string, threads: number): { bench: BenchIndex; built: boolean } {
   const built = existsSync(file);
   const db = openIndexDatabase(file);
-  const writer = new SqliteChunkIndex(db);
-  const index = threads > 0 ? new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(file, threads)) : writer;
+  // The service's cache bounds (CAIRN_CACHE_* in the environment, else their defaults), on the threads that search.
+  const caches = indexCaches(loadConfig());
+  const writer = new SqliteChunkIndex(db, threads > 0 ? {} : caches);
+  const index = threads > 0 ? new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(file, threads, caches)) : writer;
   const bench: BenchIndex = {
     index,
     async loaded() {
