@@ -29,6 +29,8 @@
  * Each row takes `words` 64-bit words (its bits zero-padded; the query is padded the same way, so padding
  * adds nothing to a distance).
  */
+import { functionBody, name, section } from './wasm-assembly.js';
+
 const BODY = [
   0x02, 0x03, 0x7f, 0x01, 0x7e, // locals: 3 × i32 ($i $w $unused), 1 × i64 ($d)
   0x02, 0x40, 0x03, 0x40, // block, loop
@@ -51,16 +53,13 @@ const BODY = [
   0x0b, // end function
 ];
 
-const section = (id: number, content: number[]) => [id, content.length, ...content];
-const name = (text: string) => [text.length, ...Buffer.from(text, 'ascii')];
-
 const MODULE = Uint8Array.from([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   ...section(1, [0x01, 0x60, 0x05, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x00]),
   ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x00, 0x00]),
   ...section(3, [0x01, 0x00]),
   ...section(7, [0x01, ...name('hamming'), 0x00, 0x00]),
-  ...section(10, [0x01, BODY.length, ...BODY]),
+  ...section(10, [0x01, ...functionBody(BODY)]),
 ]);
 
 let compiled: WebAssembly.Module | undefined;

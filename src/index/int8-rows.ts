@@ -9,11 +9,18 @@
  * norm, giving cos × |query₈|: a ranking by approximate cosine. The exact stage that follows computes the
  * candidates' float32 cosines, so the int8 rounding only decides which rows are candidates.
  *
- * Memory layout: the rows (each padded with zeros to a multiple of 16 bytes), then their scales (f32).
- * A thread that scans the copy grows the memory once by a region of its own for the query (i16), the
- * scores (f32 per row) and the positions above a threshold (i32 per row); growing a shared memory is
- * atomic, so two threads never get the same region.
+ * Memory layout: in an exact copy the rows' float32 vectors first (for the exact cosines in WebAssembly,
+ * cosine-wasm.ts), then the int8 rows (each padded with zeros to a multiple of 16 bytes), then their
+ * scales (f32). A thread that scans the copy grows the memory once by a region of its own for the query
+ * (i16), the scores (f32 per row) and the positions above a threshold (i32 per row), and once more for its
+ * dot products if it computes any (cosine-wasm.ts); growing a shared memory is atomic, so two threads
+ * never get the same region.
+ *
+ * Only groups with int8 rows (more than INT8_MIN_ROWS rows) hold their float32 vectors in WebAssembly
+ * memory: V8 reserves 10 GiB of address space for every memory (a 64-bit process holds ~13,000), so a
+ * memory per small group would run out of address space with many small datasets.
  */
+import { dotsScratchBytesOf } from './cosine-wasm.js';
 import { int8Kernels, type Int8Kernels } from './int8-wasm.js';
 
 const PAGE = 65536;
@@ -29,8 +36,12 @@ export interface Int8Rows {
   dim: number;
   /** Bytes per row: dim rounded up to a multiple of 16. */
   stride: number;
+  /** Where the int8 rows start (after the float32 vectors, if any). */
+  rowsAt: number;
   scalesAt: number;
-  /** Bytes of the memory as built (rows and scales), without the threads' scratch. */
+  /** Where the rows' float32 vectors start (`dim` each, in row order); absent when the memory holds none. */
+  floatsAt?: number;
+  /** Bytes of the memory as built besides the float32 vectors (the int8 rows and scales, whole pages), without the threads' scratch. */
   bytes: number;
 }
 
@@ -55,28 +66,42 @@ function scaleOf(values: ArrayLike<number>, offset: number, dim: number): number
 
 /** Fills an Int8Rows row by row; `done` returns it. */
 export class Int8RowsBuilder {
+  /**
+   * The rows' float32 vectors in the memory, to be filled by the caller, when asked for and the memory
+   * has room for them and the scratch of every thread (4 GiB); else undefined.
+   */
+  readonly floats: Float32Array | undefined;
   private readonly rows: Int8Rows;
   private readonly heap: Int8Array;
   private readonly scales: Float32Array;
 
-  constructor(count: number, dim: number) {
+  constructor(count: number, dim: number, options: { floats?: boolean } = {}) {
     const stride = strideOf(dim);
-    const bytes = int8BytesOf(count, dim);
-    const pages = Math.max(1, bytes / PAGE);
-    const scratchPages = scanScratchBytesOf(count, dim) / PAGE;
+    const int8Bytes = count * (stride + 4);
+    const scanPages = scanScratchBytesOf(count, dim) / PAGE;
+    // The int8 rows after the floats, 16-byte aligned.
+    const rowsAfterFloats = Math.ceil((count * dim) / 4) * 16;
+    const floatsPages = Math.ceil((rowsAfterFloats + int8Bytes) / PAGE);
+    const floatsScratchPages = scanPages + dotsScratchBytesOf(dim) / PAGE;
+    const withFloats = options.floats === true && floatsPages + MAX_SCANNING_THREADS * floatsScratchPages <= MAX_PAGES;
+    const rowsAt = withFloats ? rowsAfterFloats : 0;
+    const pages = Math.max(1, withFloats ? floatsPages : int8BytesOf(count, dim) / PAGE);
+    const scratchPages = withFloats ? floatsScratchPages : scanPages;
     if (pages + scratchPages > MAX_PAGES) throw new Error(`an int8 copy of ${count} rows of ${dim} dimensions exceeds 4 GiB`);
     const memory = new WebAssembly.Memory({ initial: pages, maximum: Math.min(MAX_PAGES, pages + MAX_SCANNING_THREADS * scratchPages), shared: true });
-    this.rows = { memory, count, dim, stride, scalesAt: count * stride, bytes: pages * PAGE };
+    const floatsAt = withFloats ? 0 : undefined;
+    this.rows = { memory, count, dim, stride, rowsAt, scalesAt: rowsAt + count * stride, floatsAt, bytes: pages * PAGE - (withFloats ? count * dim * 4 : 0) };
+    this.floats = withFloats ? new Float32Array(memory.buffer, 0, count * dim) : undefined;
     this.heap = new Int8Array(memory.buffer);
     this.scales = new Float32Array(memory.buffer, this.rows.scalesAt, count);
   }
 
   /** Row `i` from `dim` values of `values` at `offset`. */
   set(i: number, values: ArrayLike<number>, offset: number): void {
-    const { dim, stride } = this.rows;
+    const { dim, stride, rowsAt } = this.rows;
     const scale = scaleOf(values, offset, dim);
     let squares = 0;
-    for (let j = 0, at = i * stride; j < dim; j++, at++) {
+    for (let j = 0, at = rowsAt + i * stride; j < dim; j++, at++) {
       const q = Math.round(values[offset + j]! * scale);
       this.heap[at] = q;
       squares += q * q;
@@ -149,7 +174,7 @@ export function scanInt8(rows: Int8Rows, query: Int8Query): Int8Scan | undefined
   if (!scanner) return undefined;
   const { kernels, queryAt, scoresAt, positionsAt } = scanner;
   new Int16Array(rows.memory.buffer, queryAt, rows.stride).set(query.values);
-  kernels.scores(queryAt, 0, rows.count, rows.stride, rows.scalesAt, scoresAt);
+  kernels.scores(queryAt, rows.rowsAt, rows.count, rows.stride, rows.scalesAt, scoresAt);
   return {
     scores: new Float32Array(rows.memory.buffer, scoresAt, rows.count),
     above: (threshold) => new Int32Array(rows.memory.buffer, positionsAt, kernels.above(scoresAt, rows.count, threshold, positionsAt)),

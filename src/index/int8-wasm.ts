@@ -50,35 +50,9 @@
  * products of int8 values are at most 127² and a row of 65,536 dimensions sums to under 2^31: no overflow.
  */
 
+import { functionBody, get, i32, memarg, name, section, set, simd, unsignedLeb } from './wasm-assembly.js';
+
 // Locals: 0 $q, 1 $rows, 2 $n, 3 $stride, 4 $scales, 5 $out, 6 $end, 7 $p, 8 $qq, 9 $acc, 10 $v.
-const get = (local: number) => [0x20, local];
-const set = (local: number) => [0x21, local];
-const i32 = (value: number) => [0x41, ...signedLeb(value)];
-const simd = (op: number, ...immediates: number[]) => [0xfd, ...unsignedLeb(op), ...immediates];
-/** A memory access's alignment (log2) and offset. */
-const memarg = (align: number, offset = 0) => [align, ...unsignedLeb(offset)];
-
-function unsignedLeb(value: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = value & 0x7f;
-    value >>>= 7;
-    if (value !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (value !== 0);
-  return out;
-}
-
-function signedLeb(value: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = value & 0x7f;
-    value >>= 7;
-    if ((value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0)) return [...out, byte];
-    out.push(byte | 0x80);
-  }
-}
-
 const V128_LOAD = 0x00, V128_CONST = 0x0c, I32X4_EXTRACT_LANE = 0x1b;
 const I16X8_EXTEND_LOW_I8X16_S = 0x87, I16X8_EXTEND_HIGH_I8X16_S = 0x88, I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba;
 const BLOCK = 0x02, LOOP = 0x03, END = 0x0b, BR = 0x0c, BR_IF = 0x0d, VOID = 0x40;
@@ -136,9 +110,6 @@ const ABOVE = [
   END,
 ];
 
-const section = (id: number, content: number[]) => [id, ...unsignedLeb(content.length), ...content];
-const name = (text: string) => [text.length, ...Buffer.from(text, 'ascii')];
-
 const MODULE = Uint8Array.from([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   ...section(1, [
@@ -150,7 +121,7 @@ const MODULE = Uint8Array.from([
   ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x03, 0x00, ...unsignedLeb(65536)]),
   ...section(3, [0x02, 0x00, 0x01]),
   ...section(7, [0x02, ...name('scores'), 0x00, 0x00, ...name('above'), 0x00, 0x01]),
-  ...section(10, [0x02, ...unsignedLeb(BODY.length), ...BODY, ...unsignedLeb(ABOVE.length), ...ABOVE]),
+  ...section(10, [0x02, ...functionBody(BODY), ...functionBody(ABOVE)]),
 ]);
 
 let compiled: WebAssembly.Module | undefined;

@@ -19,13 +19,18 @@
  * vectors: ~400 B per 384-dim row against ~2 KB), whose candidates take their exact cosines from SQLite.
  * The bound counts every byte of both.
  */
+import { float32DotsAt } from './cosine-wasm.js';
 import { INT8_MIN_ROWS, type ScanGroup } from './int8-candidates.js';
 import { int8BytesOf, Int8RowsBuilder } from './int8-rows.js';
 import { evictLeastRecentlyUsed, RebuildPolicy, type RebuildOptions } from './rebuild-policy.js';
 
 /** A dataset's vectors of one dimension in an exact copy, rows ascending. */
 export interface VectorGroup extends ScanGroup {
-  /** `dim` float32 per row, in the order of `rows`. */
+  /**
+   * `dim` float32 per row, in the order of `rows`: in the int8 rows' shared WebAssembly memory when the
+   * group has int8 rows and the memory room for them (the exact cosines are computed there), else in a
+   * SharedArrayBuffer of its own.
+   */
   vectors: Float32Array;
   /** Each row's norm as sqlite-vec computes it (float32Norm). */
   norms: Float64Array;
@@ -154,12 +159,13 @@ export function buildDatasetVectors(datasetId: string, generation: number, group
   const documentIndex = new Map<string, number>();
   const built = groups.map(({ dim, count, rows: source }): VectorGroup => {
     const rows = shared(Float64Array, count);
-    const vectors = shared(Float32Array, count * dim);
+    const int8 = count > INT8_MIN_ROWS ? new Int8RowsBuilder(count, dim, { floats: true }) : undefined;
+    // In the int8 rows' WebAssembly memory where it has room: the exact cosines are computed there.
+    const vectors = int8?.floats ?? shared(Float32Array, count * dim);
     const norms = shared(Float64Array, count);
     const available = shared(Uint8Array, count);
     const documentOf = shared(Uint32Array, count);
     const ids: string[] = [];
-    const int8 = count > INT8_MIN_ROWS ? new Int8RowsBuilder(count, dim) : undefined;
     const bytesPerVector = dim * 4;
     let i = 0;
     for (const [row, blob, id, documentId, documentName, isAvailable] of source()) {
@@ -167,7 +173,7 @@ export function buildDatasetVectors(datasetId: string, generation: number, group
       if (blob.byteLength !== bytesPerVector) throw new Error(`dataset ${datasetId}: row ${row} has ${blob.byteLength} bytes, not ${bytesPerVector}`);
       rows[i] = row;
       // Byte copy: a BLOB's offset need not be 4-aligned.
-      new Uint8Array(vectors.buffer, i * bytesPerVector, bytesPerVector).set(blob);
+      new Uint8Array(vectors.buffer, vectors.byteOffset + i * bytesPerVector, bytesPerVector).set(blob);
       norms[i] = float32Norm(vectors, i * dim, dim);
       int8?.set(i, vectors, i * dim);
       available[i] = isAvailable;
@@ -273,12 +279,18 @@ export function toQuery(vector: number[]): Query {
 
 /**
  * `1 - vec_distance_cosine(vector, query)` for the group's vectors at `positions`, bit for bit, into `out`;
- * NaN when either vector is zero (where SQLite gives NULL). Each dot product is a chain of dependent float32
- * additions (their order is sqlite-vec's), so four rows are summed side by side: four independent chains
- * keep the CPU busy where one would wait on each addition (~4× faster).
+ * NaN when either vector is zero (where SQLite gives NULL). The dot products come from WebAssembly SIMD
+ * where the group's vectors are in its int8 rows' memory (cosine-wasm.ts, same sums bit for bit), else
+ * from JS. Each dot product is a chain of dependent float32 additions (their order is sqlite-vec's), so
+ * JS sums four rows side by side: four independent chains keep the CPU busy where one would wait on each
+ * addition (~4× faster).
  */
 export function cosinesAt(group: VectorGroup, positions: ArrayLike<number>, query: Query, out: Float64Array): void {
   const { vectors, dim, norms } = group;
+  if (group.int8 && float32DotsAt(group.int8, positions, query.values, out)) {
+    for (let k = 0; k < positions.length; k++) out[k] = 1 - f32(1 - out[k]! / (norms[positions[k]!]! * query.norm));
+    return;
+  }
   const q = query.values;
   const count = positions.length;
   let k = 0;
