@@ -229,11 +229,26 @@ export function idAt(group: VectorGroup, position: number): string {
 /** The position of the row of chunk `id`, or -1. */
 export function positionOfId(group: VectorGroup, id: string): number {
   const mask = group.idTable.length - 1;
+  // Ids are usually ASCII: those are compared with the stored bytes as they are, without decoding them.
+  const ascii = isAscii(id);
   for (let slot = hashOf(id) & mask; ; slot = (slot + 1) & mask) {
     const entry = group.idTable[slot]!;
     if (entry === 0) return -1;
-    if (idAt(group, entry - 1) === id) return entry - 1;
+    if (ascii ? hasAsciiId(group, entry - 1, id) : idAt(group, entry - 1) === id) return entry - 1;
   }
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/** Whether the UTF-8 id of the row at `position` is the ASCII text `id` (same length, same bytes). */
+function hasAsciiId(group: VectorGroup, position: number, id: string): boolean {
+  const start = group.idOffsets[position]!;
+  if (group.idOffsets[position + 1]! - start !== id.length) return false;
+  for (let i = 0; i < id.length; i++) if (group.idBytes[start + i] !== id.charCodeAt(i)) return false;
+  return true;
 }
 
 /** The position of `row` in ascending `rows`, or -1. */

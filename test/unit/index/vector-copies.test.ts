@@ -161,6 +161,26 @@ describe('in-memory vector copies (vector-copies.ts)', () => {
   });
 });
 
+describe('in-memory vector copies: cosines by id', () => {
+  it('finds each chunk by its id, ASCII or not, and never one id for another of the same byte length', async () => {
+    const db = openIndexDatabase(':memory:');
+    try {
+      // 'é' is two bytes in UTF-8: 'caf\u00e9' and 'cafee' have the same byte length, 'caf' is a prefix of both.
+      const ids = ['cafe', 'caf\u00e9', 'cafee', 'caf', '\u{1d11e}clef', 'x'.repeat(300)];
+      await fromSqlite(db).upsert(ids.map((id, i) => chunk({ id, dataset_id: 'ds', document_id: 'doc', vector: vectorOf(i) })));
+      const memory = inMemory(db);
+      memory.vectorSearchHits(vectorOf(0), { datasetIds: ['ds'] }, 1);
+      assert.equal((await vectorsCache(memory)).entries, ids.length, 'the copy is built');
+      const asked = [...ids, 'cafef', 'caf\u00e8', 'CAFE', ''];
+      const query = vectorOf(99);
+      assert.deepEqual(memory.cosineSimilaritiesNow(asked, query), fromSqlite(db).cosineSimilaritiesNow(asked, query));
+      assert.deepEqual([...memory.cosineSimilaritiesNow(asked, query).keys()].sort(), [...ids].sort());
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('in-memory vector copies shared by the reader threads of a pool', function () {
   this.timeout(60_000);
   let dir: string;
