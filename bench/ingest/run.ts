@@ -24,7 +24,7 @@
  * about backends, and they combine. `--summary FILE` writes the key figures as JSON (bench/profiles.ts).
  * `--cpu-prof DIR` (with --embedded) writes a V8 CPU profile of the `cairn start` process into DIR.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -39,6 +39,7 @@ import { findDevServer, mb, MemoryWatch, type Component } from '../processes.js'
 import { profileArgument, startProfileServices } from '../profile.js';
 import { BenchSummary } from '../summary.js';
 import { fetchParseHistories, peakOverlap, percentile, unionMs, wallShares, type WorkflowRun } from './histories.js';
+import { bucketed, cpuSnapshot, CpuTimeline, cpuUse, phase, type CpuInterval } from './cpu-timeline.js';
 
 // Defaults sized so a full run (generation + ingest) stays within ~10 minutes on a 2-core machine;
 // see bench/ingest/README.md for the measurements behind them.
@@ -164,28 +165,20 @@ function cairnChildren(pid: number): Component[] {
   ];
 }
 
-interface CpuSnapshot {
-  at: number;
-  machine: { busy: number; total: number };
-  /** CPU seconds of each component (processes.ts), in the order of the components. */
-  components: number[];
-}
-
-function cpuSnapshot(watch: MemoryWatch): CpuSnapshot {
-  let busy = 0;
-  let total = 0;
-  for (const c of os.cpus()) {
-    const t = c.times;
-    busy += t.user + t.nice + t.sys + t.irq;
-    total += t.user + t.nice + t.sys + t.irq + t.idle;
-  }
-  return { at: performance.now(), machine: { busy, total }, components: watch.cpuSeconds() };
-}
-
-function cpuUse(from: CpuSnapshot, to: CpuSnapshot) {
-  const wall = (to.at - from.at) / 1000;
-  const machine = (to.machine.busy - from.machine.busy) / Math.max(1, to.machine.total - from.machine.total);
-  return { wall, machine, components: to.components.map((x, i) => x - from.components[i]!) };
+/** Anonymous and file-backed RSS of each single-process component (/proc/<pid>/status), e.g. 'Temporal dev server 94 + 94 MB'. */
+function rssKinds(components: Component[]): string {
+  const kb = (status: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return components
+    .filter((c) => c.rootOnly)
+    .map((c) => {
+      try {
+        const status = readFileSync(`/proc/${c.root}/status`, 'utf8');
+        return `${c.name} ${Math.round(kb(status, 'RssAnon') / 1024)} + ${Math.round(kb(status, 'RssFile') / 1024)} MB`;
+      } catch {
+        return `${c.name} gone`;
+      }
+    })
+    .join('; ');
 }
 
 // ------------------------------------------------------------------------------------------ report helpers
@@ -261,6 +254,48 @@ function retryReasons(activities: WorkflowRun['activities']): void {
   if (counts.size === 0) return;
   console.log('  why retried activities failed before their last attempt (Temporal lastFailure):');
   for (const [reason, n] of [...counts].sort((x, y) => y[1] - x[1]).slice(0, 5)) console.log(`    ${n} x ${reason}`);
+}
+
+/**
+ * The CPU second by second (in 5-s rows), and where the idle cores were: before the model was busy (the first
+ * second the embedding process used half a core), while documents kept arriving, and in the tail (after the
+ * last document's embedding step started, when the work in flight only drains).
+ */
+function timelineReport(intervals: CpuInterval[], components: Component[], runs: WorkflowRun[], atSecond: (epochMs: number) => number): void {
+  if (intervals.length === 0) return;
+  const embedding = components.findIndex((c) => c.name === 'embedding process');
+  const ours = (x: CpuInterval) => x.components.reduce((n, c) => n + c, 0);
+  const names = components.map((c) => c.name.replace(/ process(es)?$/, '').replace('Temporal dev server', 'Temporal'));
+  const widths = names.map((n) => Math.max(8, n.length));
+  console.log(`\n== CPU while parsing, in cores (CPU-s per wall second; ${os.availableParallelism()} cores) ==`);
+  console.log(`  ${'from'.padStart(6)} ${'busy'.padStart(5)} ${'idle'.padStart(5)} ${names.map((n, i) => pad(n, widths[i]!)).join(' ')} ${'others'.padStart(6)}`);
+  for (const b of bucketed(intervals, 5)) {
+    const wall = b.to - b.from;
+    const c = (x: number) => (x / wall).toFixed(2);
+    console.log(`  ${pad(`${b.from.toFixed(0)} s`, 6)} ${pad(c(b.busy), 5)} ${pad(c(b.idle), 5)} ${b.components.map((x, i) => pad(c(x), widths[i]!)).join(' ')} ${pad(c(Math.max(0, b.busy - ours(b))), 6)}`);
+  }
+  const end = intervals[intervals.length - 1]!.to;
+  const modelBusy = embedding < 0 ? undefined : intervals.find((x) => x.components[embedding]! / (x.to - x.from) >= 0.5);
+  const head = modelBusy ? modelBusy.from : 0;
+  const embedStarts = runs.flatMap((r) => r.activities.filter((a) => a.type === 'embedAndIndex' || a.type === 'embedChunks').map((a) => atSecond(a.started)));
+  const firstExtractDone = Math.min(...runs.flatMap((r) => r.activities.filter((a) => EXTRACT_TYPES.has(a.type) && a.status !== 'open').map((a) => atSecond(a.closed))));
+  const tail = embedStarts.length ? Math.min(end, Math.max(head, ...embedStarts)) : end;
+  const row = (label: string, from: number, to: number) => {
+    const p = phase(intervals, from, to);
+    console.log(
+      `  ${label.padEnd(44)} ${pad(`${p.wall.toFixed(1)} s`, 7)}: idle ${pad(p.idle.toFixed(1), 5)} CPU-s (${pad(((100 * p.idle) / Math.max(1e-9, p.wall * os.availableParallelism())).toFixed(0), 3)}% of its cores), ` +
+        `embedding process ${(p.components[embedding] ?? 0).toFixed(1)} CPU-s`,
+    );
+  };
+  console.log(
+    `  the first extraction done at ${firstExtractDone.toFixed(1)} s, the first embedding step started at ${Math.min(...embedStarts).toFixed(1)} s, ` +
+      `the model busy (>= 0.5 core) from ${head.toFixed(0)} s, the last embedding step started at ${tail.toFixed(1)} s, the last DONE at ${end.toFixed(1)} s`,
+  );
+  const total = phase(intervals, 0, end + 1);
+  row('head: parse request -> the model busy', 0, head);
+  row('steady: -> the last embedding step started', head, tail);
+  row('tail: -> the last DONE', tail, end + 1);
+  console.log(`  ${'whole run'.padEnd(44)} ${pad(`${total.wall.toFixed(1)} s`, 7)}: idle ${pad(total.idle.toFixed(1), 5)} CPU-s`);
 }
 
 // ------------------------------------------------------------------------------------------ main
@@ -340,6 +375,11 @@ async function main(): Promise<void> {
         ],
       };
       console.log(`started \`cairn start\` (pid ${cairn.child.pid}, ${cairn.url}, Temporal ${cairn.temporalAddress}) in ${sec(performance.now() - t)}; data in ${dataDir}`);
+      const entries = Object.entries(cairn.compiled);
+      console.log(
+        `compiled JavaScript (dist/node/): ${entries.map(([name, yes]) => `${name} ${yes ? 'compiled' : 'TypeScript through tsx'}`).join(', ')}` +
+          (entries.every(([, yes]) => yes) ? '' : ' (stale or missing: run `node scripts/build-node.mjs`; tsx costs ~100 MB per process)'),
+      );
     } else {
       const cairn: Cairn = await startCairn(config, { log });
       stops.push(() => cairn.stop());
@@ -405,6 +445,8 @@ async function main(): Promise<void> {
     const idleBefore = mem.sample();
     mem.resetPeaks();
     const cpuStart = cpuSnapshot(mem);
+    const timeline = new CpuTimeline(() => cpuSnapshot(mem));
+    timeline.start(cpuStart);
     const parseStart = performance.now();
     parseStartAt = parseStart;
     const parseStartEpoch = Date.now();
@@ -437,6 +479,7 @@ async function main(): Promise<void> {
     }
     const parseMs = performance.now() - parseStart;
     const cpuEnd = cpuSnapshot(mem);
+    timeline.stop(cpuEnd);
     const peaks = { each: [...mem.peaks], total: mem.peakTotal };
 
     // Results as the API reports them.
@@ -487,6 +530,7 @@ async function main(): Promise<void> {
       `memory (RSS) while parsing, peak: ${components.map((c, i) => `${c.name} ${mb(peaks.each[i]!)}`).join('; ')}; ` +
         `whole installation ${mb(peaks.total)} (before the parse request: ${mb(idleBefore.total)})`,
     );
+    console.log(`resident memory by kind at the last DONE (anonymous: heaps, what a collector or malloc can give back; file: mapped code and data): ${rssKinds(components)}`);
     console.log(
       `API latency while parsing (${pollLatencies.length} progress polls, GET /datasets/{id}/documents?run=...): ` +
         `p50 ${(percentile(pollLatencies, 50)).toFixed(0)} ms, p95 ${(percentile(pollLatencies, 95)).toFixed(0)} ms, max ${Math.max(...pollLatencies).toFixed(0)} ms`,
@@ -516,6 +560,7 @@ async function main(): Promise<void> {
     );
     console.log(`cleanup activity (removeWorkFiles, Scheduled->Completed, i.e. incl. its queue wait): mean ${sec(mean(cleanup))} per workflow`);
     console.log(`orchestration (workflow time between activities: workflow tasks, scheduling): mean ${sec(mean(overhead))} per workflow`);
+    timelineReport(timeline.intervals(), components, runs, (epochMs) => (epochMs - parseStartEpoch) / 1000 + (parseStart - timeline.origin) / 1000);
 
     const summary = new BenchSummary();
     summary.add('documents DONE', `${ok.length} of ${ids.length}`);

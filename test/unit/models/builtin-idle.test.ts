@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { BuiltinEmbeddingModel } from '../../../src/models/builtin/embedding-model.js';
 import fs from 'node:fs';
-import { embeddingProcessStatus } from '../../../src/models/builtin/host.js';
+import { EMBEDDING_SEMI_SPACE_MB, embeddingProcessStatus } from '../../../src/models/builtin/host.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -93,5 +93,12 @@ describe('models/builtin embedding model: its process ends when idle', function 
       if (saved === undefined) delete process.env.MALLOC_MMAP_THRESHOLD_;
       else process.env.MALLOC_MMAP_THRESHOLD_ = saved;
     }
+  });
+
+  it('runs the model with a small V8 young generation (less resident memory at the same CPU per text)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    await new BuiltinEmbeddingModel({ idleSec: 0.5 }).embed(texts);
+    const args = fs.readFileSync(`/proc/${embeddingProcessStatus().pid}/cmdline`, 'utf8').split('\0');
+    assert.ok(args.includes(`--max-semi-space-size=${EMBEDDING_SEMI_SPACE_MB}`), args.join(' '));
   });
 });
