@@ -65,6 +65,7 @@
  *         (br 0))))
  */
 import { functionBody, get, i32, memarg, name, section, set, simd, unsignedLeb } from './wasm-assembly.js';
+import { PAGE, scratchRegionOf } from './wasm-scratch.js';
 
 /**
  * Rows side by side per step (a multiple of 4). The sum of a lane waits on its previous addition
@@ -174,7 +175,6 @@ export function dotsKernel(memory: WebAssembly.Memory, module?: Uint8Array<Array
   return new WebAssembly.Instance(code, { env: { memory } }).exports.dots as DotsKernel;
 }
 
-const PAGE = 65536;
 /** Rows per kernel call: the scratch holds this many addresses and dots. A multiple of ROWS_PER_STEP. */
 const BATCH = ROWS_PER_STEP * 341;
 
@@ -200,20 +200,12 @@ interface DotsScratch {
 /** Per thread: its scratch region in each memory it computed dots in (null: none to be had). */
 const scratches = new WeakMap<WebAssembly.Memory, DotsScratch | null>();
 
+/** Undefined without SIMD, or with more threads than the memory has room for: this thread computes them in JS. */
 function scratchOf(rows: Float32Rows): DotsScratch | undefined {
-  let scratch = scratches.get(rows.memory);
-  if (scratch === undefined) {
-    try {
-      const queryAt = rows.memory.grow(dotsScratchBytesOf(rows.dim) / PAGE) * PAGE;
-      const addressesAt = queryAt + Math.ceil(rows.dim / 4) * 16;
-      scratch = { dots: dotsKernel(rows.memory), queryAt, addressesAt, dotsAt: addressesAt + BATCH * 4 };
-    } catch {
-      // No SIMD, or more threads than the memory has room for: this thread computes them in JS.
-      scratch = null;
-    }
-    scratches.set(rows.memory, scratch);
-  }
-  return scratch ?? undefined;
+  return scratchRegionOf(scratches, rows.memory, dotsScratchBytesOf(rows.dim), (queryAt) => {
+    const addressesAt = queryAt + Math.ceil(rows.dim / 4) * 16;
+    return { dots: dotsKernel(rows.memory), queryAt, addressesAt, dotsAt: addressesAt + BATCH * 4 };
+  });
 }
 
 /**

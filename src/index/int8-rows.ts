@@ -22,8 +22,8 @@
  */
 import { dotsScratchBytesOf } from './cosine-wasm.js';
 import { int8Kernels, type Int8Kernels } from './int8-wasm.js';
+import { PAGE, scratchRegionOf } from './wasm-scratch.js';
 
-const PAGE = 65536;
 /** Pages a memory may have (WebAssembly's 4 GiB). */
 const MAX_PAGES = 65536;
 /** Scratch regions a copy's memory can grow by: the threads of a process that scan it. */
@@ -125,21 +125,12 @@ interface Scanner {
 /** Per thread: the scanners of the copies it scanned (a copy dropped everywhere takes its entry with it). */
 const scanners = new WeakMap<WebAssembly.Memory, Scanner | null>();
 
+/** Undefined with more threads than regions (or no memory left): this thread takes the sign bits for this copy. */
 function scannerOf(rows: Int8Rows): Scanner | undefined {
-  let scanner = scanners.get(rows.memory);
-  if (scanner === undefined) {
-    try {
-      const pages = scanScratchBytesOf(rows.count, rows.dim) / PAGE;
-      const queryAt = rows.memory.grow(pages) * PAGE;
-      const scoresAt = queryAt + rows.stride * 2;
-      scanner = { kernels: int8Kernels(rows.memory), queryAt, scoresAt, positionsAt: scoresAt + rows.count * 4 };
-    } catch {
-      // More threads than regions (or no memory left): this thread takes the sign bits for this copy.
-      scanner = null;
-    }
-    scanners.set(rows.memory, scanner);
-  }
-  return scanner ?? undefined;
+  return scratchRegionOf(scanners, rows.memory, scanScratchBytesOf(rows.count, rows.dim), (queryAt) => {
+    const scoresAt = queryAt + rows.stride * 2;
+    return { kernels: int8Kernels(rows.memory), queryAt, scoresAt, positionsAt: scoresAt + rows.count * 4 };
+  });
 }
 
 /** The query as the scan takes it: int8 values (as i16) and 1 / their norm; undefined for a zero vector. */
