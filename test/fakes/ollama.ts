@@ -85,6 +85,8 @@ function routes(models: FakeOllamaModel[]): Record<string, Route> {
     const invalid = invalidMessages(body.messages);
     if (invalid) return sendJson(res, 400, { error: invalid });
     const messages: FakeMessage[] = (body.messages ?? []).map(toFakeMessage);
+    await behaviour.gate?.pass(messages, ex.clientGone);
+    if (ex.closed()) return;
     const request: FakeChatRequest = {
       tools: hasTools ? body.tools.map((t: any) => t.function) : [],
       json_schema: body.format && typeof body.format === 'object' ? body.format : undefined,

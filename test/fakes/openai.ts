@@ -145,6 +145,8 @@ function routes(flavour: Flavour, models: string[] | undefined): Record<string, 
     const invalid = invalidChatRequest(body);
     if (invalid) return void badRequest(ex, invalid.message, invalid.param);
     const messages: FakeMessage[] = (body?.messages ?? []).map(toFakeMessage);
+    await behaviour.gate?.pass(messages, ex.clientGone);
+    if (ex.closed()) return;
     const scripted = behaviour.answer(messages, body.model, chatRequest(body));
     const tokens = scriptedTokens(scripted, behaviour.reasoningStyle);
     const calls = planToolCalls(scripted, nextCallId);

@@ -77,6 +77,55 @@ export interface FakeBehaviour {
   /** 'field': reasoning_content (OpenAI-style) / message.thinking (Ollama); 'think-tags': inline in content. */
   reasoningStyle: 'field' | 'think-tags';
   failure?: FakeFailure;
+  /** Chat calls this gate picks wait, before anything is sent, until the test releases them. */
+  gate?: CallGate;
+}
+
+/**
+ * Holds the chat calls it picks open until the test releases them: for a test that needs a model call
+ * still waiting while something else happens, however long that takes (a fixed delay has to guess).
+ * A held call leaves the gate when it is released or when its client goes away (then it is not answered).
+ *
+ *   const gate = callGate((messages) => messages[1]?.content.includes('FIRST'));
+ *   fake.behaviour.gate = gate;
+ *   await eventually(async () => gate.held === 1);   // the call is waiting on the "model"
+ *   ...
+ *   gate.release();                                  // it is answered now, and later calls pass
+ */
+export interface CallGate {
+  /** Calls waiting at the gate now (their clients still connected). */
+  readonly held: number;
+  /** Lets the held calls go on; from now on every call passes. */
+  release(): void;
+  /** Resolves when the call may be answered: at once unless the gate holds it. */
+  pass(messages: FakeMessage[], clientGone: AbortSignal): Promise<void>;
+}
+
+/** A gate holding every call `holds` picks (asked once per call, in arrival order) until released. */
+export function callGate(holds: (messages: FakeMessage[]) => boolean = () => true): CallGate {
+  let released = false;
+  const waiting = new Set<() => void>();
+  return {
+    get held() {
+      return waiting.size;
+    },
+    release() {
+      released = true;
+      for (const go of [...waiting]) go();
+    },
+    pass(messages, clientGone) {
+      if (released || clientGone.aborted || !holds(messages)) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const go = () => {
+          waiting.delete(go);
+          clientGone.removeEventListener('abort', go);
+          resolve();
+        };
+        waiting.add(go);
+        clientGone.addEventListener('abort', go);
+      });
+    },
+  };
 }
 
 export function lastUserMessage(messages: FakeMessage[]): string {

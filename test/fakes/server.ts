@@ -31,6 +31,8 @@ export interface Exchange {
   behaviour: FakeBehaviour;
   /** True once the client has gone away (stop streaming). */
   closed(): boolean;
+  /** Aborted when the client goes away. */
+  clientGone: AbortSignal;
 }
 
 export type Route = (ex: Exchange) => Promise<void> | void;
@@ -94,9 +96,9 @@ export async function startServer(style: ServerStyle, behaviour: Partial<FakeBeh
         sendJson(res, 404, style.errorBody(404, `no route ${req.method} ${path}`));
         return;
       }
-      let gone = false;
-      res.on('close', () => (gone = true));
-      await route({ req, res, body, behaviour: state.behaviour, closed: () => gone || res.destroyed });
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      await route({ req, res, body, behaviour: state.behaviour, closed: () => gone.signal.aborted || res.destroyed, clientGone: gone.signal });
     } catch (err) {
       if (!res.headersSent) sendJson(res, 500, style.errorBody(500, (err as Error).message));
       else res.destroy();

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { lastUserMessage, startFakeOpenAI, type AnswerScript, type FakeMessage, type FakeOpenAI } from '../fakes/index.js';
+import { callGate, lastUserMessage, startFakeOpenAI, type AnswerScript, type FakeMessage, type FakeOpenAI } from '../fakes/index.js';
 import { harness } from './harness.js';
 import { Api, eventually, newUser } from './client.js';
 import { addModelServer } from './chat-helpers.js';
 import { upload, waitForRun } from './documents-helpers.js';
 import { Client, Connection } from '@temporalio/client';
 import { workflowIds } from '../../src/engine/task-queues.js';
+import { GRAPH_RERUN_SIGNAL } from '../../src/enrichment/graph/signals.js';
+import { enrichConcurrency } from '../../src/enrichment/concurrency.js';
 
 const EMBED = 'fake-embed@fake@OpenAI-API-Compatible';
 const GRAPH_CHUNK = 'Related content in Knowledge Graph';
@@ -88,12 +90,36 @@ async function graphTask(api: Api, datasetId: string): Promise<any> {
   return res.body.data;
 }
 
+/** The steps the dataset's graph job waits on, as Temporal sees them: for the message of a wait that timed out. */
+async function pendingSteps(datasetId: string): Promise<string> {
+  const connection = await Connection.connect({ address: (await harness()).temporal.address });
+  try {
+    const { raw } = await new Client({ connection }).workflow.getHandle(workflowIds.datasetIndex('graph', datasetId)).describe();
+    const at = (t?: { seconds?: unknown } | null) => (t?.seconds ? new Date(Number(t.seconds) * 1000).toISOString() : undefined);
+    return JSON.stringify((raw.pendingActivities ?? []).map((a) => ({
+      step: a.activityType?.name,
+      attempt: a.attempt,
+      started: at(a.lastStartedTime),
+      heartbeat: at(a.lastHeartbeatTime),
+      worker: a.lastWorkerIdentity,
+      failure: a.lastFailure?.message,
+    })));
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Waits until the dataset's graph task has ended (any status but running). */
 async function waitGraph(api: Api, datasetId: string, timeoutMs = 60_000): Promise<any> {
-  return eventually(async () => {
-    const task = await graphTask(api, datasetId);
-    return task.status && task.status !== 'running' ? task : undefined;
-  }, timeoutMs, 200);
+  try {
+    return await eventually(async () => {
+      const task = await graphTask(api, datasetId);
+      return task.status && task.status !== 'running' ? task : undefined;
+    }, timeoutMs, 200);
+  } catch (err) {
+    const steps = await pendingSteps(datasetId).catch((e: Error) => `unknown (${e.message})`);
+    throw new Error(`the graph task still runs after ${timeoutMs} ms; the job waits on ${steps}`, { cause: err });
+  }
 }
 
 async function buildGraph(api: Api, datasetId: string): Promise<any> {
@@ -284,60 +310,69 @@ describe('knowledge graph (POST|GET /datasets/{id}/index?type=graph, GET /datase
   });
 
   it('a parse that finishes while the graph job runs makes it run once more under the same task, with the new chunks', async () => {
-    const ds = await datasetWith(api, { 'first.txt': 'RERUN-1: Ada Lovelace lived in London.' }, { graphrag: { use_graphrag: true, ...quickRetries } });
-    fake.behaviour.ttftMs = 8000;
-    let taskId: string;
-    try {
-      const running = await eventually(async () => {
-        const t = await graphTask(api, ds);
-        return t.status === 'running' ? t : undefined;
-      }, 20_000, 100);
-      taskId = running.id;
-      const up = await upload(api, ds, [{ name: 'second.txt', bytes: Buffer.from('RERUN-2: Charles Babbage joined the Royal Society.') }]);
-      await api.post(`/datasets/${ds}/chunks`, { document_ids: [up.body.data[0].id] });
-      await waitForRun(api, ds, up.body.data[0].id);
-      assert.equal((await graphTask(api, ds)).status, 'running', 'the first pass is still waiting on the model');
-    } finally {
-      fake.behaviour.ttftMs = 0;
-    }
-    const task = await waitGraph(api, ds);
-    assert.equal(task.status, 'done', JSON.stringify(task));
-    assert.equal(task.id, taskId, 'one task for both passes');
-    const { graph } = (await api.get(`/datasets/${ds}/graph`)).body.data;
-    assert.deepEqual(graph.nodes.map((n: any) => n.entity_name).sort(), ['Ada Lovelace', 'Charles Babbage', 'London', 'Royal Society']);
-    assert.equal(extractionRequests(fake, 'RERUN-1').length, 1, 'the first chunk was answered from the cache in the second pass');
+    // The first pass's model call is held open until the second parse has finished: no race with the parse's speed.
+    const gate = callGate((messages) => isExtraction(messages) && textOf(messages).includes('RERUN-1'));
+    fake.behaviour.gate = gate;
     const connection = await Connection.connect({ address: (await harness()).temporal.address });
     try {
-      const history = await new Client({ connection }).workflow.getHandle(workflowIds.datasetIndex('graph', ds)).fetchHistory();
-      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      const ds = await datasetWith(api, { 'first.txt': 'RERUN-1: Ada Lovelace lived in London.' }, { graphrag: { use_graphrag: true, ...quickRetries } });
+      const job = new Client({ connection }).workflow.getHandle(workflowIds.datasetIndex('graph', ds));
+      await eventually(async () => gate.held === 1, 30_000, 100);
+      const running = await graphTask(api, ds);
+      assert.equal(running.status, 'running', JSON.stringify(running));
+      const up = await upload(api, ds, [{ name: 'second.txt', bytes: Buffer.from('RERUN-2: Charles Babbage joined the Royal Society.') }]);
+      await api.post(`/datasets/${ds}/chunks`, { document_ids: [up.body.data[0].id] });
+      assert.equal((await waitForRun(api, ds, up.body.data[0].id)).run, 'DONE');
+      // The parse asks the running job for another pass in its last step, after the document is DONE.
+      const rerunAsked = async () => (await job.fetchHistory()).events?.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === GRAPH_RERUN_SIGNAL);
+      await eventually(rerunAsked, 30_000, 200);
+      assert.equal((await graphTask(api, ds)).status, 'running', 'the first pass is still waiting on the model');
+      gate.release();
+      const task = await waitGraph(api, ds);
+      assert.equal(task.status, 'done', JSON.stringify(task));
+      assert.equal(task.id, running.id, 'one task for both passes');
+      const { graph } = (await api.get(`/datasets/${ds}/graph`)).body.data;
+      assert.deepEqual(graph.nodes.map((n: any) => n.entity_name).sort(), ['Ada Lovelace', 'Charles Babbage', 'London', 'Royal Society']);
+      assert.equal(extractionRequests(fake, 'RERUN-1').length, 1, 'the first chunk was answered from the cache in the second pass');
+      const started = (await job.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
       assert.ok(started?.continuedExecutionRunId, 'the last run continues the first (continue-as-new)');
     } finally {
+      gate.release();
+      fake.behaviour.gate = undefined;
       await connection.close();
     }
   });
 
   it('progress is visible while it runs, and a cancel stops it, keeping the previous graph', async () => {
     const ds = await datasetWith(api, Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`slow${i}.txt`, `SLOW-${i}: Ada Lovelace met Charles Babbage in London.`])), { graphrag: quickRetries });
-    fake.behaviour.ttftMs = 1500;
+    // The model answers the first document's call and holds the others open, so the job is still running at the cancel.
+    const gate = callGate((messages) => isExtraction(messages) && !textOf(messages).includes('SLOW-0:'));
+    fake.behaviour.gate = gate;
     try {
       const start = await api.post(`/datasets/${ds}/index?type=graph`);
       assert.equal(start.status, 200, JSON.stringify(start.body));
       const running = await eventually(async () => {
         const t = await graphTask(api, ds);
-        return t.status === 'running' && t.total > 0 ? t : undefined;
+        return t.status === 'running' && t.done > 0 ? t : undefined;
       }, 20_000, 100);
       assert.match(running.progress_msg, /extracting entities and relations from 6 chunks/);
-      assert.ok(running.done < running.total);
+      assert.equal(running.done, 1);
+      assert.equal(running.total, 6 + 2, 'the chunks, then the merge and the ranking');
       const again = await api.post(`/datasets/${ds}/index?type=graph`);
       assert.equal(again.status, 400);
       assert.match(again.body.message, /A Graph Task is already running/);
-      const cancel = await api.delete(`/datasets/${ds}/index?type=graph&wipe=false`);
-      assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
+      assert.equal(gate.held, 4, 'every slot waits on the model');
+      const cancel = api.delete(`/datasets/${ds}/index?type=graph&wipe=false`);
+      // The cancel reaches the step with its next heartbeat and aborts the model calls it has open.
+      await eventually(async () => gate.held === 0, 30_000, 50).catch(() => assert.fail(`${gate.held} model calls still open 30 s after the cancel`));
+      const cancelled = await cancel;
+      assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
       const task = await graphTask(api, ds);
       assert.equal(task.status, 'cancelled');
       assert.deepEqual((await api.get(`/datasets/${ds}/graph`)).body.data.graph, {}, 'nothing was published');
     } finally {
-      fake.behaviour.ttftMs = 0;
+      gate.release();
+      fake.behaviour.gate = undefined;
     }
   });
 
@@ -374,22 +409,22 @@ describe('knowledge graph (POST|GET /datasets/{id}/index?type=graph, GET /datase
     const chunks = (await api.get(`/datasets/${ds}/documents`)).body.data.docs[0].chunk_count;
     assert.ok(chunks >= 30, `${chunks} chunks`);
     fake.clear();
-    let answered = 0;
-    fake.behaviour.answer = (messages, model, request) => {
-      // From the tenth extraction on, the model hangs: the worker dies with those calls open.
-      if (isExtraction(messages) && textOf(messages).includes('KILLTEST') && ++answered === 10) fake.behaviour.ttftMs = 60_000;
-      return graphAnswers(messages, model, request);
-    };
+    // From the tenth extraction on, the model holds its answers: the worker dies with those calls open.
+    let extractions = 0;
+    const gate = callGate((messages) => isExtraction(messages) && textOf(messages).includes('KILLTEST') && ++extractions >= 10);
+    fake.behaviour.gate = gate;
     try {
       const start = await api.post(`/datasets/${ds}/index?type=graph`);
       assert.equal(start.status, 200, JSON.stringify(start.body));
-      // Every slot is waiting on a hung call: each earlier answer was stored before its slot asked again.
-      await eventually(async () => fake.open >= 4, 30_000, 50);
+      // Every slot is waiting on a held call: each earlier answer was stored before its slot asked again.
+      const slots = enrichConcurrency();
+      await eventually(async () => gate.held === slots, 30_000, 50);
       const beforeKill = extractionRequests(fake, 'KILLTEST');
+      assert.equal(beforeKill.length, 9 + slots);
       const finished = beforeKill.slice(0, 9);
-      // The calls open now hang on; the new worker's calls are answered at once.
-      fake.behaviour.ttftMs = 0;
       await h.killWorker();
+      // The new worker's calls are answered at once.
+      gate.release();
       const task = await waitGraph(api, ds, 120_000);
       assert.equal(task.status, 'done', JSON.stringify(task));
       const asked = extractionRequests(fake, 'KILLTEST');
@@ -402,8 +437,8 @@ describe('knowledge graph (POST|GET /datasets/{id}/index?type=graph, GET /datase
       assert.ok(task.cached_calls >= finished.length, `${task.cached_calls} cached calls`);
       assert.equal((await api.get(`/datasets/${ds}/graph`)).body.data.graph.nodes.length, 2);
     } finally {
-      fake.behaviour.ttftMs = 0;
-      fake.behaviour.answer = graphAnswers;
+      gate.release();
+      fake.behaviour.gate = undefined;
     }
   });
 });

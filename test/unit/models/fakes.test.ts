@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { createModel } from '../../../src/models/registry.js';
 import { cosine } from '../../../src/models/vector.js';
 import {
+  callGate,
   echoAnswer,
   fakeEmbedding,
   overlapScore,
@@ -192,6 +193,44 @@ describe('test fakes', () => {
       fakes.openai.clear();
       assert.deepEqual(fakes.openai.requests, []);
     });
+  });
+
+  it('a call gate holds the chat calls it picks until released, and lets go of a call whose client left', async () => {
+    const gate = callGate((messages) => messages.at(-1)!.content.startsWith('hold'));
+    fakes.openai.behaviour.gate = gate;
+    fakes.ollama.behaviour.gate = gate;
+    const until = async (what: () => boolean) => {
+      for (const deadline = Date.now() + 5000; !what(); await new Promise((r) => setTimeout(r, 10))) assert.ok(Date.now() < deadline, `held ${gate.held}`);
+    };
+    try {
+      const openai = post(`${fakes.openai.baseUrl}/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hold openai' }] });
+      const ollama = post(`${fakes.ollama.url}/api/chat`, { model: 'llama3.2', stream: false, messages: [{ role: 'user', content: 'hold ollama' }] });
+      const leaving = new AbortController();
+      const left = fetch(`${fakes.openai.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hold and leave' }] }),
+        signal: leaving.signal,
+      }).catch((err: Error) => err.name);
+      await until(() => gate.held === 3);
+
+      const free = await post(`${fakes.openai.baseUrl}/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'not picked' }] });
+      assert.equal(((await free.json()) as any).choices[0].message.content, 'Echo: not picked', 'a call the gate does not pick is answered');
+      leaving.abort();
+      assert.equal(await left, 'AbortError');
+      await until(() => gate.held === 2);
+
+      gate.release();
+      assert.equal(((await (await openai).json()) as any).choices[0].message.content, 'Echo: hold openai');
+      assert.equal(((await (await ollama).json()) as any).message.content, 'Echo: hold ollama');
+      assert.equal(gate.held, 0);
+      const later = await post(`${fakes.openai.baseUrl}/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hold again' }] });
+      assert.equal(((await later.json()) as any).choices[0].message.content, 'Echo: hold again', 'once released, every call passes');
+    } finally {
+      gate.release();
+      fakes.openai.behaviour.gate = undefined;
+      fakes.ollama.behaviour.gate = undefined;
+    }
   });
 
   it('fails the scripted number of times with the provider-shaped body, then recovers', async () => {
