@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { closedPortUrl, echoAnswer, fixedAnswer, startFakeOpenAI, type FakeOpenAI } from '../fakes/index.js';
-import type { Api } from './client.js';
+import { eventually, type Api } from './client.js';
 import { addModelServer, createChat, parsedDataset, postSse, userWithModel } from './chat-helpers.js';
 
 const NO_KNOWLEDGE = { system: 'You are a helpful assistant.', parameters: [] };
@@ -277,7 +277,8 @@ describe('chat completions over HTTP', function () {
 
     it('a client that leaves mid-answer stops the model; no half answer is stored', async () => {
       const chat = await createChat(api, { name: 'leaver', prompt_config: NO_KNOWLEDGE });
-      fake.behaviour.answer = fixedAnswer(Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '));
+      // An answer of 50 s: the model is still streaming when the client leaves, however slow the machine.
+      fake.behaviour.answer = fixedAnswer(Array.from({ length: 2000 }, (_, i) => `w${i}`).join(' '));
       fake.behaviour.tokenDelayMs = 25;
       const controller = new AbortController();
       const res = await fetch(new URL('/api/v1/chat/completions', api.url), {
@@ -290,6 +291,8 @@ describe('chat completions over HTTP', function () {
       const first = new TextDecoder().decode((await reader.read()).value);
       const sid = JSON.parse(first.split('\n\n')[0]!.slice(5)).data.session_id;
       controller.abort();
+      await eventually(async () => fake.open === 0, 10_000, 50).catch(() => assert.fail('the model call is still open 10 s after the client left'));
+      // Time for a half answer to be stored, were it.
       await new Promise((r) => setTimeout(r, 1500));
       const session = (await api.get(`/chats/${chat.id}/sessions/${sid}`)).body.data;
       assert.deepEqual(session.messages.slice(1).map((m: any) => [m.role, m.content]), [['user', 'long']]);

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { harness } from './harness.js';
 import { eventually, newUser, type Api } from './client.js';
 import { getDoc, upload, waitForRun } from './documents-helpers.js';
-import { lastUserMessage, startFakes, type AnswerScript, type Fakes } from '../fakes/index.js';
+import { callGate, lastUserMessage, startFakes, type AnswerScript, type FakeMessage, type Fakes } from '../fakes/index.js';
 import { useFakeProviders } from './providers-helpers.js';
+import { enrichConcurrency } from '../../src/enrichment/concurrency.js';
 
 /** A word unique to this run, so no other test's cached answers are reused. */
 const RUN = randomBytes(3).toString('hex');
@@ -15,6 +16,13 @@ function stationsText(count: number, tag: string): Buffer {
   return Buffer.from(lines.join('\n'));
 }
 const code = (tag: string, i: number) => `st${RUN}${tag}${i}`;
+/** The number of the station a call asks about, if it is one of `tag`'s. */
+const stationOf = (messages: FakeMessage[], tag: string): number | undefined => {
+  const n = new RegExp(`Station st${RUN}${tag}(\\d+) `).exec(lastUserMessage(messages))?.[1];
+  return n === undefined ? undefined : Number(n);
+};
+/** Chunks per round of enrichment calls, one progress report each (DEFAULT_BATCH in src/enrichment/keywords.ts). */
+const ENRICH_BATCH = 16;
 /** A word that appears in the generated questions of a chunk only, never in its text. */
 const alias = (codeWord: string) => `moth${codeWord.split('').reverse().join('')}`;
 
@@ -49,8 +57,9 @@ describe('auto_keywords and auto_questions over HTTP', function () {
   after(() => fakes.close());
   afterEach(() => {
     fakes.openai.behaviour.failure = undefined;
-    fakes.openai.behaviour.ttftMs = 0;
     fakes.openai.behaviour.answer = enrichmentScript;
+    fakes.openai.behaviour.gate?.release();
+    fakes.openai.behaviour.gate = undefined;
   });
 
   async function dataset(name: string, parserConfig: Record<string, unknown>): Promise<string> {
@@ -143,12 +152,20 @@ describe('auto_keywords and auto_questions over HTTP', function () {
   it('shows the stage in the document progress while generating: "Generating keywords and questions: n/N chunks"', async () => {
     const ds = await dataset('progress', { auto_keywords: 2, auto_questions: 1 });
     const doc = (await upload(api, ds, [{ name: 'p.txt', bytes: stationsText(40, 'p') }])).body.data[0].id;
-    fakes.openai.behaviour.ttftMs = 60;
+    // The model answers the first round of chunks and holds the next until the test has seen the progress.
+    const gate = callGate((messages) => (stationOf(messages, 'p') ?? 0) >= ENRICH_BATCH);
+    fakes.openai.behaviour.gate = gate;
     await parse(ds, doc);
     const seen = new Map<string, number>();
-    const done = await eventually(async () => {
+    const watch = async () => {
       const d = await getDoc(api, ds, doc);
       if (/Generating/.test(d.progress_msg)) seen.set(d.progress_msg, d.progress);
+      return d;
+    };
+    await eventually(async () => gate.held > 0 && (await watch()).progress_msg === `Generating keywords and questions: ${ENRICH_BATCH}/40 chunks`, 60_000, 50);
+    gate.release();
+    const done = await eventually(async () => {
+      const d = await watch();
       return ['DONE', 'FAIL', 'CANCEL'].includes(d.run) ? d : undefined;
     }, 120_000, 50);
     assert.equal(done.run, 'DONE', done.progress_msg);
@@ -207,10 +224,13 @@ describe('auto_keywords and auto_questions over HTTP', function () {
   it('stopping the parse while generating cancels it promptly: CANCEL, no chunks, no more model calls', async () => {
     const ds = await dataset('stop', { auto_questions: 3 });
     const doc = (await upload(api, ds, [{ name: 's.txt', bytes: stationsText(60, 's') }])).body.data[0].id;
-    fakes.openai.behaviour.ttftMs = 300;
+    // The model holds every call: the stop comes while the step waits on it, however slow the machine.
+    const gate = callGate((messages) => stationOf(messages, 's') !== undefined);
+    fakes.openai.behaviour.gate = gate;
     fakes.openai.clear();
     await parse(ds, doc);
-    await eventually(async () => /Generating questions/.test((await getDoc(api, ds, doc)).progress_msg), 60_000, 50);
+    const slots = enrichConcurrency();
+    await eventually(async () => gate.held === slots && /Generating questions/.test((await getDoc(api, ds, doc)).progress_msg), 60_000, 50);
     const stopped = await api.delete(`/datasets/${ds}/chunks`, { document_ids: [doc] });
     assert.equal(stopped.status, 200);
     const t0 = Date.now();
@@ -218,11 +238,13 @@ describe('auto_keywords and auto_questions over HTTP', function () {
     assert.equal(end.run, 'CANCEL', end.progress_msg);
     assert.ok(Date.now() - t0 < 10_000, 'the cancel is prompt');
     // The step notices within a second (it watches the run) and aborts the calls in flight.
-    await new Promise((r) => setTimeout(r, 1200));
+    await eventually(async () => gate.held === 0, 10_000, 50).catch(() => assert.fail(`${gate.held} model calls still open 10 s after the cancel`));
+    // From now on the model answers at once: a step still running would ask on.
+    gate.release();
     const asked = chatCalls().length;
+    assert.equal(asked, slots, 'only the calls open at the stop were made');
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(chatCalls().length, asked, 'no model call after the cancel');
-    assert.ok(asked < 60, `${asked} of 60 calls made`);
     assert.equal((await chunksOf(ds, doc)).length, 0);
   });
 
@@ -230,15 +252,19 @@ describe('auto_keywords and auto_questions over HTTP', function () {
     const h = await harness();
     const ds = await dataset('kill', { auto_keywords: 2, auto_questions: 1 });
     const doc = (await upload(api, ds, [{ name: 'k.txt', bytes: stationsText(48, 'k') }])).body.data[0].id;
-    fakes.openai.behaviour.ttftMs = 100;
+    // The model answers the first round of chunks and holds the next: the worker dies with those calls open.
+    const gate = callGate((messages) => (stationOf(messages, 'k') ?? 0) >= ENRICH_BATCH);
+    fakes.openai.behaviour.gate = gate;
     fakes.openai.clear();
     await parse(ds, doc);
-    await eventually(async () => {
-      const m = /Generating keywords and questions: (\d+)\/48/.exec((await getDoc(api, ds, doc)).progress_msg);
-      return m && Number(m[1]) >= 16;
-    }, 60_000, 50);
+    // Every slot waits on a held call, after the first round's answers were stored.
+    const slots = enrichConcurrency();
+    await eventually(async () => gate.held === slots && (await getDoc(api, ds, doc)).progress_msg === `Generating keywords and questions: ${ENRICH_BATCH}/48 chunks`, 60_000, 50);
     const askedBeforeKill = chatCalls().length;
+    assert.equal(askedBeforeKill, 2 * ENRICH_BATCH + slots);
     await h.killWorker();
+    // The new worker's calls are answered at once.
+    gate.release();
     const done = await waitForRun(api, ds, doc, ['DONE', 'FAIL', 'CANCEL'], 150_000);
     assert.equal(done.run, 'DONE', done.progress_msg);
     const asked = chatCalls().map((r) => JSON.stringify(r.body.messages));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Client, Connection } from '@temporalio/client';
-import { lastUserMessage, startFakeOpenAI, type AnswerScript, type FakeOpenAI } from '../fakes/index.js';
+import { callGate, lastUserMessage, startFakeOpenAI, type AnswerScript, type FakeMessage, type FakeOpenAI } from '../fakes/index.js';
 import { harness } from './harness.js';
 import { Api, eventually, newUser } from './client.js';
 import { addModelServer } from './chat-helpers.js';
@@ -18,9 +18,9 @@ const EMPTY = JSON.stringify({ semantic: [], episodic: [], procedural: [] });
 
 /** Extraction answers by a marker word in the conversation; anything else gets empty lists. */
 const scripted = new Map<string, string>();
+const isExtraction = (messages: FakeMessage[]) => (messages.find((m) => m.role === 'system')?.content ?? '').includes('## OUTPUT FORMAT');
 const answers: AnswerScript = (messages) => {
-  const system = messages.find((m) => m.role === 'system')?.content ?? '';
-  if (!system.includes('## OUTPUT FORMAT')) return { answer: 'ok' };
+  if (!isExtraction(messages)) return { answer: 'ok' };
   const user = lastUserMessage(messages);
   for (const [marker, answer] of scripted) if (user.includes(marker)) return { answer };
   return { answer: EMPTY };
@@ -368,17 +368,20 @@ describe('memories over HTTP', function () {
 
     it('progress and failure reason are visible on the raw message while the task runs (task.progress between 0 and 1)', async () => {
       const mem = await createMemory(api, { memory_type: ['raw', 'semantic'] });
-      fake.behaviour.ttftMs = 1500;
+      // The model holds the extraction until the test has seen the task running.
+      const gate = callGate((messages) => isExtraction(messages) && lastUserMessage(messages).includes('slow progress'));
+      fake.behaviour.gate = gate;
       try {
         const [{ message_id }] = await addMessage(api, [mem.id], { user_input: 'slow progress' });
-        const running = await eventually(async () => {
-          const m = (await listMessages(api, mem.id)).message_list[0];
-          return m.task.progress >= 0.35 && m.task.progress < 1 ? m : undefined;
-        }, 10_000, 50);
+        await eventually(async () => gate.held === 1, 20_000, 50);
+        const running = (await listMessages(api, mem.id)).message_list[0];
+        assert.ok(running.task.progress >= 0.35 && running.task.progress < 1, JSON.stringify(running.task));
         assert.match(running.task.progress_msg, /Asking .* to extract semantic items/);
+        gate.release();
         assert.equal((await waitTask(api, mem.id, message_id)).task.progress, 1);
       } finally {
-        fake.behaviour.ttftMs = 0;
+        gate.release();
+        fake.behaviour.gate = undefined;
       }
     });
 
@@ -646,13 +649,17 @@ describe('memories over HTTP', function () {
         procedural: [{ content: 'To harvest honey, smoke the hive first.' }],
       }));
       fake.clear();
-      fake.behaviour.ttftMs = 4000;
+      // The model holds the extraction: the worker dies with the call open.
+      const gate = callGate((messages) => isExtraction(messages) && lastUserMessage(messages).includes('kill-worker'));
+      fake.behaviour.gate = gate;
       try {
         const [{ message_id }] = await addMessage(api, [mem.id], { user_input: 'kill-worker: bees' });
         const extractionRequests = () => fake.requests.filter((r) => r.path === '/v1/chat/completions' && JSON.stringify(r.body).includes('kill-worker')).length;
-        await eventually(async () => extractionRequests() === 1, 20_000, 50);
+        await eventually(async () => gate.held === 1, 20_000, 50);
+        assert.equal(extractionRequests(), 1);
         await h.killWorker();
-        fake.behaviour.ttftMs = 0;
+        // The new worker's call is answered at once.
+        gate.release();
         const listed = await waitTask(api, mem.id, message_id, 60_000);
         assert.equal(listed.task.progress, 1, listed.task.progress_msg);
         assert.ok(extractionRequests() >= 2, 'the model was asked again by the new worker');
@@ -662,7 +669,8 @@ describe('memories over HTTP', function () {
         assert.deepEqual(stored, recount);
         assert.equal(stored.messages, 4, 'one raw message and three items, each once');
       } finally {
-        fake.behaviour.ttftMs = 0;
+        gate.release();
+        fake.behaviour.gate = undefined;
       }
     });
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { lastUserMessage, startFakeOpenAI, type AnswerScript, type FakeMessage, type FakeOpenAI } from '../fakes/index.js';
+import { callGate, lastUserMessage, startFakeOpenAI, type AnswerScript, type FakeMessage, type FakeOpenAI } from '../fakes/index.js';
 import { harness } from './harness.js';
 import { Api, eventually, newUser } from './client.js';
 import { addModelServer } from './chat-helpers.js';
@@ -17,6 +17,8 @@ const TOPICS = [
 
 const isSummary = (messages: FakeMessage[]) => lastUserMessage(messages).includes('Paragraphs:\n');
 const clusterOf = (messages: FakeMessage[]) => lastUserMessage(messages).split('Paragraphs:\n')[1] ?? '';
+/** Summary calls a step makes at once (SUMMARY_CONCURRENCY in activities/raptor.ts). */
+const SUMMARY_SLOTS = 4;
 
 /** A title line and a summary naming the cluster's first words: different clusters, different summaries. */
 const summaries: AnswerScript = (messages) => {
@@ -58,11 +60,10 @@ async function task(api: Api, ds: string) {
   return res.body.data;
 }
 
-/** Polls the task until it has ended, collecting the stages seen on the way. */
-async function waitTask(api: Api, ds: string, timeoutMs = 120_000, stages: string[] = []) {
+/** Polls the task until it has ended. */
+async function waitTask(api: Api, ds: string, timeoutMs = 120_000) {
   return eventually(async () => {
     const t = await task(api, ds);
-    if (t.progress_msg && stages.at(-1) !== t.progress_msg) stages.push(t.progress_msg);
     return t.status && t.status !== 'running' ? t : undefined;
   }, timeoutMs, 100);
 }
@@ -91,8 +92,9 @@ describe('RAPTOR: POST|GET|DELETE /datasets/{id}/index?type=raptor', function ()
 
   afterEach(() => {
     fake.behaviour.answer = summaries;
-    fake.behaviour.ttftMs = 0;
     fake.behaviour.failure = undefined;
+    fake.behaviour.gate?.release();
+    fake.behaviour.gate = undefined;
   });
 
   describe('a dataset of two documents, scope file', () => {
@@ -107,15 +109,21 @@ describe('RAPTOR: POST|GET|DELETE /datasets/{id}/index?type=raptor', function ()
 
     it('runs to done, showing its level and summaries done on the way; the calls match the model', async () => {
       fake.clear();
-      // Slow answers, so the progress can be watched.
-      fake.behaviour.ttftMs = 150;
+      // The model answers the first summary of level 1 and holds the others until the test has seen the progress.
+      let firstLevel = 0;
+      const gate = callGate((messages) => isSummary(messages) && !clusterOf(messages).includes(MARK) && ++firstLevel > 1);
+      fake.behaviour.gate = gate;
       const start = await api.post(`/datasets/${ds}/index?type=raptor`);
       assert.equal(start.status, 200, JSON.stringify(start.body));
-      const stages: string[] = [];
-      const done = await waitTask(api, ds, 120_000, stages);
+      const midway = await eventually(async () => {
+        const t = await task(api, ds);
+        return /^level 1: summarising 1\/\d+$/.test(t.progress_msg) ? t : undefined;
+      }, 60_000, 100);
+      assert.equal(midway.status, 'running', JSON.stringify(midway));
+      gate.release();
+      const done = await waitTask(api, ds);
       assert.equal(done.status, 'done', JSON.stringify(done));
       assert.equal(done.id, start.body.data.task_id);
-      assert.ok(stages.some((s) => /^level 1: summarising \d+\/\d+$/.test(s)), stages.join(' | '));
       assert.match(done.progress_msg, /^done: \d+ summaries in \d+ levels?$/);
       assert.equal(done.progress, 1);
       assert.equal(done.done, done.total);
@@ -188,51 +196,65 @@ describe('RAPTOR: POST|GET|DELETE /datasets/{id}/index?type=raptor', function ()
   it('DELETE while running stops the task: no more model calls, nothing written, status cancelled', async () => {
     const { id: ds, docs } = await parsedDataset(api, { 'e.txt': text(24, 'gamma ') }, { raptor: { max_cluster: 16, clustering_threshold: 1, clustering_ratio: 1 } });
     fake.clear();
-    fake.behaviour.ttftMs = 1500;
+    // The model holds every summary call: the task is mid-level at the DELETE, however slow the machine.
+    const gate = callGate((messages) => isSummary(messages) && clusterOf(messages).includes('gamma'));
+    fake.behaviour.gate = gate;
     assert.equal((await api.post(`/datasets/${ds}/index?type=raptor`)).status, 200);
-    await eventually(async () => summaryRequests(fake, 'gamma').length >= 2, 60_000, 50);
-    const res = await api.delete(`/datasets/${ds}/index?type=raptor&wipe=false`);
+    await eventually(async () => gate.held === SUMMARY_SLOTS, 60_000, 50);
+    const cancel = api.delete(`/datasets/${ds}/index?type=raptor&wipe=false`);
+    // The cancel reaches the step at its next heartbeat and aborts the calls it has open.
+    await eventually(async () => gate.held === 0, 30_000, 50).catch(() => assert.fail(`${gate.held} summary calls still open 30 s after the cancel`));
+    const res = await cancel;
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const t = await task(api, ds);
     assert.equal(t.status, 'cancelled', JSON.stringify(t));
+    // From now on the model answers at once: a step still running would ask on.
+    gate.release();
     const asked = summaryRequests(fake, 'gamma').length;
+    assert.equal(asked, SUMMARY_SLOTS, 'only the calls open at the cancel were made');
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal(summaryRequests(fake, 'gamma').length, asked, 'no call after the cancel');
     assert.deepEqual(await summaryChunks(api, ds, docs[0]!), []);
-    assert.ok(asked < 16, `${asked} calls: it stopped before the end`);
   });
 
   it('deleting the dataset while RAPTOR runs stops the task: no more model calls', async () => {
     const { id: ds } = await parsedDataset(api, { 'f.txt': text(24, 'delta ') }, { raptor: { max_cluster: 16, clustering_threshold: 1, clustering_ratio: 1 } });
     fake.clear();
-    fake.behaviour.ttftMs = 1500;
+    // The model holds every summary call: the task is mid-level at the deletion, however slow the machine.
+    const gate = callGate((messages) => isSummary(messages) && clusterOf(messages).includes('delta'));
+    fake.behaviour.gate = gate;
     assert.equal((await api.post(`/datasets/${ds}/index?type=raptor`)).status, 200);
-    await eventually(async () => summaryRequests(fake, 'delta').length >= 2, 60_000, 50);
-    const res = await api.delete('/datasets', { ids: [ds] });
+    await eventually(async () => gate.held === SUMMARY_SLOTS, 60_000, 50);
+    const deletion = api.delete('/datasets', { ids: [ds] });
+    // The cancel reaches the step at its next heartbeat and aborts the calls it has open.
+    await eventually(async () => gate.held === 0, 30_000, 50).catch(() => assert.fail(`${gate.held} summary calls still open 30 s after the deletion`));
+    const res = await deletion;
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    await new Promise((r) => setTimeout(r, 2000)); // the cancel reaches the activity at its next heartbeat
+    // From now on the model answers at once: a step still running would ask on.
+    gate.release();
     const asked = summaryRequests(fake, 'delta').length;
+    assert.equal(asked, SUMMARY_SLOTS, 'only the calls open at the deletion were made');
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal(summaryRequests(fake, 'delta').length, asked, 'no call after the deletion');
-    assert.ok(asked < 16, `${asked} calls: it stopped before the end`);
   });
 
   it('a worker killed mid-task resumes: no answered call is asked again', async () => {
     const h = await harness();
     const { id: ds } = await parsedDataset(api, { 'k.txt': text(40, 'killtest ') }, { raptor: { max_cluster: 16, clustering_threshold: 1, clustering_ratio: 1 } });
     fake.clear();
-    let answered = 0;
-    fake.behaviour.answer = (messages, model, request) => {
-      // From the third summary on, the model hangs: the worker dies with those calls open.
-      if (isSummary(messages) && clusterOf(messages).includes('killtest') && ++answered === 3) fake.behaviour.ttftMs = 60_000;
-      return summaries(messages, model, request);
-    };
+    // From the third summary on, the model holds its answers: the worker dies with those calls open.
+    let summaryCalls = 0;
+    const gate = callGate((messages) => isSummary(messages) && clusterOf(messages).includes('killtest') && ++summaryCalls >= 3);
+    fake.behaviour.gate = gate;
     assert.equal((await api.post(`/datasets/${ds}/index?type=raptor`)).status, 200);
-    await eventually(async () => fake.open >= 4, 60_000, 50);
+    // Every slot waits on a held call: each earlier answer was stored before its slot asked again.
+    await eventually(async () => gate.held === SUMMARY_SLOTS, 60_000, 50);
     const beforeKill = summaryRequests(fake, 'killtest');
+    assert.equal(beforeKill.length, 2 + SUMMARY_SLOTS);
     const finished = beforeKill.slice(0, 2);
     await h.killWorker();
-    fake.behaviour.ttftMs = 0;
+    // The new worker's calls are answered at once.
+    gate.release();
     const done = await waitTask(api, ds, 180_000);
     assert.equal(done.status, 'done', JSON.stringify(done));
     const asked = summaryRequests(fake, 'killtest');
