@@ -222,8 +222,16 @@ export function buildInt8DatasetVectors(datasetId: string, generation: number, g
 
 /** The chunk id of the row at `position`. */
 export function idAt(group: VectorGroup, position: number): string {
-  const start = group.idOffsets[position]!;
-  return Buffer.from(group.idBytes.buffer, group.idBytes.byteOffset + start, group.idOffsets[position + 1]! - start).toString('utf8');
+  return idBufferOf(group).toString('utf8', group.idOffsets[position]!, group.idOffsets[position + 1]!);
+}
+
+/** Per thread: each group's id bytes as a Buffer, made once (a Buffer per id read costs twice the read). */
+const idBuffers = new WeakMap<Uint8Array, Buffer>();
+
+function idBufferOf({ idBytes }: VectorGroup): Buffer {
+  let buffer = idBuffers.get(idBytes);
+  if (!buffer) idBuffers.set(idBytes, buffer = Buffer.from(idBytes.buffer, idBytes.byteOffset, idBytes.length));
+  return buffer;
 }
 
 /** The position of the row of chunk `id`, or -1. */

@@ -4,6 +4,7 @@
  * it holds are those of the tables, and the hits are the ones the SQL path (cosinesOfRows + scopedHits in
  * sqlite-index.ts) gives, in the same order, with the same scores.
  */
+import { bestRows } from './memory-postings/top-rows.js';
 import type { HitRow } from './sqlite-statements.js';
 import type { ChunkFilter } from './types.js';
 import { cosinesAt, idAt, positionOf, positionOfId, type ExactDatasetVectors, type Query, type VectorGroup } from './vector-copies.js';
@@ -14,7 +15,11 @@ import { cosinesAt, idAt, positionOf, positionOfId, type ExactDatasetVectors, ty
  */
 export function hitsOfRows(copies: ExactDatasetVectors[], rows: number[], query: Query, filter: ChunkFilter, limit: number): HitRow[] {
   const dim = query.values.length;
-  const cosines = new Float64Array(rows.length).fill(NaN);
+  const documents = filter.documentIds ? new Set(filter.documentIds) : undefined;
+  // The candidates that are hits (a cosine, and passing the filter): their places k in `rows` and cosines.
+  const passing = new Uint32Array(rows.length);
+  const cosines = new Float64Array(rows.length);
+  let n = 0;
   const where = new Int32Array(rows.length).fill(-1);
   const positionAt = new Int32Array(rows.length);
   const located: { copy: ExactDatasetVectors; group: VectorGroup }[] = [];
@@ -24,35 +29,38 @@ export function hitsOfRows(copies: ExactDatasetVectors[], rows: number[], query:
       const place = located.push({ copy, group }) - 1;
       const found: number[] = [];
       const positions: number[] = [];
-      rows.forEach((row, k) => {
-        if (where[k]! >= 0) return;
-        const position = positionOf(group.rows, row);
-        if (position < 0) return;
+      for (let k = 0; k < rows.length; k++) {
+        if (where[k]! >= 0) continue;
+        const position = positionOf(group.rows, rows[k]!);
+        if (position < 0) continue;
         found.push(k);
         positions.push(position);
-      });
+      }
       const values = new Float64Array(found.length);
       cosinesAt(group, positions, query, values);
-      found.forEach((k, i) => {
-        cosines[k] = values[i]!;
+      for (let i = 0; i < found.length; i++) {
+        const k = found[i]!;
+        const position = positions[i]!;
         where[k] = place;
-        positionAt[k] = positions[i]!;
-      });
+        positionAt[k] = position;
+        // Rows without a cosine (no vector of this dimension, or a zero one) are not hits, as in SQL.
+        if (Number.isNaN(values[i])) continue;
+        if (filter.availableOnly && group.available[position] !== 1) continue;
+        if (documents && !documents.has(copy.documents[group.documentOf[position]!]![0])) continue;
+        passing[n] = k;
+        cosines[n++] = values[i]!;
+      }
     }
   }
-  // Rows without a cosine (no vector of this dimension, or a zero one) are not hits, as in SQL.
-  const order = Array.from(rows.keys()).filter((k) => !Number.isNaN(cosines[k]));
-  order.sort((a, b) => cosines[b]! - cosines[a]!);
-  const documents = filter.documentIds ? new Set(filter.documentIds) : undefined;
-  const hits: HitRow[] = [];
-  for (const k of order) {
-    if (hits.length === limit) break;
+  // Best first; equal cosines in the order of `rows` (bestRows breaks ties by the lower k).
+  const best = bestRows(passing, cosines, n, limit);
+  const hits: HitRow[] = new Array(best.rows.length);
+  for (let i = 0; i < best.rows.length; i++) {
+    const k = best.rows[i]!;
     const { copy, group } = located[where[k]!]!;
     const position = positionAt[k]!;
-    if (filter.availableOnly && group.available[position] !== 1) continue;
-    const [documentId, documentName] = copy.documents[group.documentOf[position]!]!;
-    if (documents && !documents.has(documentId)) continue;
-    hits.push([idAt(group, position), cosines[k]!, copy.datasetId, documentId, documentName]);
+    const document = copy.documents[group.documentOf[position]!]!;
+    hits[i] = [idAt(group, position), best.scores[i]!, copy.datasetId, document[0], document[1]];
   }
   return hits;
 }

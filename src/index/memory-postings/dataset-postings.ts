@@ -7,7 +7,7 @@
  */
 import type { HitRow } from '../sqlite-statements.js';
 import { B, K1, type TableTotals } from './fts5-bm25.js';
-import { maxScoreTopRows, type PostingLists, type SearchCounters, type TermWord } from './max-score.js';
+import { maxScoreTopRows, SearchBuffers, type PostingLists, type SearchCounters, type TermWord } from './max-score.js';
 import { bestRows, type TopRows } from './top-rows.js';
 import { WordTerms } from './word-terms.js';
 
@@ -66,6 +66,8 @@ export class DatasetPostings {
   private readonly scratch: Float64Array;
   /** Search scratch: a bit per row (max-score.ts sorts its candidates with it). */
   private readonly marks: Uint32Array;
+  /** Search scratch: the bounded search's other arrays, grown as searches need. */
+  private readonly buffers = new SearchBuffers();
   /** Every row is available: the availability filter lets every row through. */
   private readonly allAvailable: boolean;
 
@@ -216,7 +218,7 @@ export class DatasetPostings {
   /** Bytes held: the typed arrays, the scratch, and an estimate for the strings and the term map. */
   get bytes(): number {
     if (this.byteCount < 0) this.byteCount = this.countBytes();
-    return this.byteCount;
+    return this.byteCount + this.buffers.bytes;
   }
 
   private countBytes(): number {
@@ -241,7 +243,7 @@ export class DatasetPostings {
     const lists: PostingLists = {
       offsets: this.offsets, rows: this.postingRows, freqs: this.postingFreqs, maxFreqs: this.maxFreqs, minLengths: this.minLengths,
     };
-    const top = maxScoreTopRows(lists, termWords, { scratch, touched: this.touched, marks: this.marks }, totals.averageLength, this.rowFilter(filter), limit, counters);
+    const top = maxScoreTopRows(lists, termWords, { scratch, touched: this.touched, marks: this.marks, buffers: this.buffers }, totals.averageLength, this.rowFilter(filter), limit, counters);
     return this.hits(top);
   }
 

@@ -58,6 +58,45 @@ export interface ScoringScratch {
   touched: Uint32Array;
   /** A bit per row, all 0 between searches. */
   marks: Uint32Array;
+  /** The search's other arrays, kept for the next search. */
+  buffers: SearchBuffers;
+}
+
+/**
+ * The arrays a search works in (the rows in the running, their sums, ...), kept from one search to the
+ * next and grown when a search needs more: fresh arrays of up to a few hundred kilobytes per search add up
+ * to the external memory that makes V8 collect the whole heap every few dozen searches (a pause of several
+ * milliseconds in the slowest searches).
+ */
+export class SearchBuffers {
+  passing: Uint32Array = new Uint32Array(1024);
+  /** Scores selected from (kthScore, estimatedKth, the last cut); free between those uses. */
+  values: Float64Array = new Float64Array(1024);
+  sums: Float64Array = new Float64Array(0);
+  lengthTerms: Float64Array = new Float64Array(0);
+  exact: Float64Array = new Float64Array(0);
+  found: Int32Array = new Int32Array(0);
+
+  /** Room for n rows in the running: sums, lengthTerms, exact and found. */
+  reserve(n: number): void {
+    if (this.sums.length >= n) return;
+    const size = Math.max(n, 2 * this.sums.length);
+    this.sums = new Float64Array(size);
+    this.lengthTerms = new Float64Array(size);
+    this.exact = new Float64Array(size);
+    this.found = new Int32Array(size);
+  }
+
+  /** `values` with room for n. */
+  valuesFor(n: number): Float64Array {
+    if (this.values.length < n) this.values = new Float64Array(Math.max(n, 2 * this.values.length));
+    return this.values;
+  }
+
+  get bytes(): number {
+    return this.passing.byteLength + this.values.byteLength + this.sums.byteLength + this.lengthTerms.byteLength
+      + this.exact.byteLength + this.found.byteLength;
+  }
 }
 
 /** The first index in [from, end) whose row is ≥ row (end if none): galloping, then binary search. */
@@ -84,8 +123,8 @@ function seek(rows: Uint32Array, from: number, end: number, row: number): number
  * The k-th largest accumulated score of candidates[0..n) (k ≤ n), known to be at least `atLeast`: only
  * the scores from there up are selected from.
  */
-function kthScore(scratch: Float64Array, candidates: Uint32Array, n: number, k: number, atLeast = 0): number {
-  const values = new Float64Array(n);
+function kthScore(scratch: Float64Array, candidates: Uint32Array, n: number, k: number, buffers: SearchBuffers, atLeast = 0): number {
+  const values = buffers.valuesFor(n);
   let count = 0;
   for (let i = 0; i < n; i++) {
     const score = scratch[2 * candidates[i]!]!;
@@ -141,10 +180,10 @@ const MIN_SAMPLE = 256;
  * An estimate of the k-th largest accumulated score of candidates[0..n) (k ≤ n) from a sample, to skip
  * computing it exactly when it would not stop the scan anyway (any mistake costs time, not exactness).
  */
-function estimatedKth(scratch: Float64Array, candidates: Uint32Array, n: number, k: number): number {
+function estimatedKth(scratch: Float64Array, candidates: Uint32Array, n: number, k: number, buffers: SearchBuffers): number {
   const size = Math.floor(n / SAMPLE_STRIDE);
   if (size < MIN_SAMPLE) return Infinity;
-  const values = new Float64Array(size);
+  const values = buffers.valuesFor(size);
   for (let i = 0; i < size; i++) values[i] = scratch[2 * candidates[i * SAMPLE_STRIDE]!]!;
   return kthLargest(values, size, Math.max(1, Math.round((k * size) / n)));
 }
@@ -164,7 +203,7 @@ function grown(items: Uint32Array, size: number, used: number): Uint32Array {
 export function maxScoreTopRows(
   lists: PostingLists,
   words: TermWord[],
-  { scratch, touched, marks }: ScoringScratch,
+  { scratch, touched, marks, buffers }: ScoringScratch,
   averageLength: number,
   passes: ((row: number) => boolean) | undefined,
   limit: number,
@@ -193,7 +232,7 @@ export function maxScoreTopRows(
     let threshold = 0;
     let kth = 0;
     let addedSinceKth = Infinity;
-    let passing: Uint32Array = new Uint32Array(1024);
+    let passing = buffers.passing;
     let passingCount = 0;
     let scanned = 0;
     for (; scanned < m && !(remaining[scanned]! < threshold); scanned++) {
@@ -208,7 +247,7 @@ export function maxScoreTopRows(
         scratch[at]! += idf * ((f * (K1 + 1)) / (f + scratch[at + 1]!));
       }
       if (counters) counters.postings += end - offsets[term]!;
-      if (passing.length < touchedCount) passing = grown(passing, touchedCount, passingCount);
+      if (passing.length < touchedCount) passing = buffers.passing = grown(passing, touchedCount, passingCount);
       if (!passes) {
         passing.set(touched.subarray(touchedBefore, touchedCount), passingCount);
         passingCount += touchedCount - touchedBefore;
@@ -218,8 +257,8 @@ export function maxScoreTopRows(
       addedSinceKth += bounds[order[scanned]!]!;
       const ceiling = Math.min(kth + addedSinceKth, remaining[0]! - remaining[scanned + 1]!);
       if (scanned + 1 < m && passingCount >= limit && remaining[scanned + 1]! < ceiling
-        && !(estimatedKth(scratch, passing, passingCount, limit) < remaining[scanned + 1]!)) {
-        kth = kthScore(scratch, passing, passingCount, limit, kth);
+        && !(estimatedKth(scratch, passing, passingCount, limit, buffers) < remaining[scanned + 1]!)) {
+        kth = kthScore(scratch, passing, passingCount, limit, buffers, kth);
         threshold = kth * (1 - SLACK);
         addedSinceKth = 0;
       }
@@ -230,14 +269,13 @@ export function maxScoreTopRows(
     let n = keepReaching(scratch, passing, passingCount, remaining[scanned]!, threshold);
     const candidates = passing;
     sortRows(candidates, n, marks);
-    const sums = new Float64Array(n);
-    const lengthTerms = new Float64Array(n);
+    buffers.reserve(n);
+    const { sums, lengthTerms, found } = buffers;
     for (let i = 0; i < n; i++) {
       const at = 2 * candidates[i]!;
       sums[i] = scratch[at]!;
       lengthTerms[i] = scratch[at + 1]!;
     }
-    const found = new Int32Array(n);
     /** Adds the word's BM25 term to `into` for each of the first n candidates it occurs in. */
     const addWord = ({ term, idf }: { term: number; idf: number }, into: Float64Array) => {
       findPostings(rows, offsets[term]!, offsets[term + 1]!, candidates, n, found);
@@ -255,8 +293,12 @@ export function maxScoreTopRows(
     }
 
     // Every word is in the sums now: keep the rows that may be among the best, and score them exactly.
-    if (n > limit) n = keepGathered(candidates, sums, lengthTerms, n, 0, kthLargest(sums.slice(0, n), n, limit) * (1 - SLACK));
-    const exact = new Float64Array(n);
+    if (n > limit) {
+      const values = buffers.valuesFor(n);
+      values.set(sums.subarray(0, n));
+      n = keepGathered(candidates, sums, lengthTerms, n, 0, kthLargest(values, n, limit) * (1 - SLACK));
+    }
+    const exact = buffers.exact.fill(0, 0, n);
     for (const word of words) addWord(word, exact);
     return bestRows(candidates, exact, n, limit);
   } finally {
