@@ -59,7 +59,12 @@ export interface Ranked {
  * RAGFlow's pagerank guide describes, the similarity threshold applies to that unboosted similarity.
  */
 export function compareRanked(a: Ranked, b: Ranked): number {
-  return b.pagerank - a.pagerank || b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  // -1 / 0 / 1 rather than a difference: a fractional result is a heap number for every comparison of a sort.
+  if (a.pagerank > b.pagerank) return -1;
+  if (a.pagerank < b.pagerank) return 1;
+  if (a.similarity > b.similarity) return -1;
+  if (a.similarity < b.similarity) return 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /** Pagerank values outside 0..100 or non-finite are clamped / zeroed, fractions floored (RAGFlow: integer). */
