@@ -14,7 +14,10 @@ export async function writeWorkflowBundle(rootDir: string): Promise<string> {
   });
   const out = workflowBundlePath(rootDir);
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, code);
+  // Renamed into place: a worker starting meanwhile (another process on the same checkout) never reads half a bundle.
+  const partial = `${out}.${process.pid}.partial`;
+  fs.writeFileSync(partial, code);
+  fs.renameSync(partial, out);
   return out;
 }
 
@@ -35,8 +38,15 @@ export function bundleIsStale(rootDir: string): boolean {
   return WORKFLOW_SOURCE_DIRS.flatMap((d) => sourceFiles(path.join(rootDir, d))).some((f) => fs.statSync(f).mtimeMs > built);
 }
 
+/** `tsx src/engine/bundle-workflows.ts [ROOT]`: `make install`, and the child process of workflow-bundle-process.ts. */
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
-  const out = await writeWorkflowBundle(root);
-  console.log(`workflow bundle written to ${path.relative(root, out)}`);
+  const root = process.argv[2] ? path.resolve(process.argv[2]) : path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
+  try {
+    const out = await writeWorkflowBundle(root);
+    console.log(`workflow bundle written to ${path.relative(root, out)}`);
+  } catch (err) {
+    // webpack has already printed what it could not compile; the message says which step failed.
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exitCode = 1;
+  }
 }

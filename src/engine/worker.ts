@@ -1,7 +1,8 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { WORKER_ROLES, extractTaskQueue, roleTaskQueue, type WorkerRole } from './task-queues.js';
 import { parserCeilingsFrom } from '../parsing/limits.js';
-import { bundleIsStale, workflowBundlePath, writeWorkflowBundle } from './bundle-workflows.js';
+import { workflowBundlePath } from './bundle-workflows.js';
+import { ensureWorkflowBundle } from './workflow-bundle-process.js';
 
 export interface RunningWorker {
   stop(): Promise<void>;
@@ -21,7 +22,8 @@ export function installRuntimeOnce(): void {
 }
 
 /**
- * Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale);
+ * Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale, in a
+ * child process: ensureWorkflowBundle);
  * `workflows: false` polls activities only.
  */
 export async function startWorker(opts: {
@@ -38,7 +40,7 @@ export async function startWorker(opts: {
 }): Promise<RunningWorker> {
   installRuntimeOnce();
   const workflows = opts.workflows ?? true;
-  if (workflows && bundleIsStale(opts.rootDir)) await writeWorkflowBundle(opts.rootDir);
+  if (workflows) await ensureWorkflowBundle(opts.rootDir);
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
     connection,

@@ -44,11 +44,15 @@ export function cairnEnv(dataDir: string, ports?: CairnPorts): NodeJS.ProcessEnv
   return env;
 }
 
-/** `options.args` go after `cairn start` (e.g. `--no-worker`); `options.env` is added to cairnEnv's. */
-export async function startCairnProcess(dataDir: string, ports?: CairnPorts, options: { args?: string[]; env?: Record<string, string> } = {}): Promise<CairnProcess> {
+/**
+ * `options.args` go after `cairn start` (e.g. `--no-worker`); `options.env` is added to cairnEnv's;
+ * `options.rootDir` runs the `cairn` of another copy of the tree.
+ */
+export async function startCairnProcess(dataDir: string, ports?: CairnPorts, options: { args?: string[]; env?: Record<string, string>; rootDir?: string } = {}): Promise<CairnProcess> {
   const chosen = ports ?? (await freeCairnPorts());
   const env = { ...cairnEnv(dataDir, chosen), ...options.env };
-  const child = spawn(process.execPath, [cairnBin, 'start', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const bin = options.rootDir ? path.join(options.rootDir, 'bin', 'cairn.js') : cairnBin;
+  const child = spawn(process.execPath, [bin, 'start', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -70,10 +74,10 @@ export async function startCairnProcess(dataDir: string, ports?: CairnPorts, opt
   return { child, url, dataDir, ports: chosen, output: () => text, kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
 }
 
-/** Runs a `cairn` command to its end; never throws on a non-zero exit. */
-export async function runCairn(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs a `cairn` command (of the copy of the tree at `rootDir`, if given) to its end; never throws on a non-zero exit. */
+export async function runCairn(args: string[], env: NodeJS.ProcessEnv, rootDir?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cairnBin, ...args], { env, timeout: 300_000 });
+    const { stdout, stderr } = await run(process.execPath, [rootDir ? path.join(rootDir, 'bin', 'cairn.js') : cairnBin, ...args], { env, timeout: 300_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

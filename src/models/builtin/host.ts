@@ -130,13 +130,18 @@ class EmbeddingProcess {
 export const EMBEDDING_SEMI_SPACE_MB = 2;
 
 /**
- * The embedding process's environment: Cairn's, without a fixed MALLOC_MMAP_THRESHOLD_ (which `make run`
- * sets for Cairn's own process): every model run would then map and fault in its tensors afresh, ~25%
- * more CPU per text (measured). This process ends when idle, so what malloc keeps in it does not last.
+ * glibc's mmap threshold in the embedding process, in bytes: blocks this large or larger (a model run's
+ * largest tensors) are mapped for the run and unmapped after it. glibc's default threshold rises to the
+ * largest block freed (up to 32 MB), after which they come from its heap, which a run's spike grows and keeps
+ * (docs/operations.md, "Memory"): under ingest-shaped load the process peaked at 278–305 MB with it, 333–403
+ * without (277–296 against 359–431 in the 100-document bench). Not lower: 1 MB cost ~15% more CPU per text, and
+ * Cairn's own 128 KB (`make run`) maps every tensor afresh, ~25% more.
  */
+export const EMBEDDING_MMAP_THRESHOLD = 4 * 2 ** 20;
+
+/** The embedding process's environment: Cairn's, with the embedding process's own mmap threshold. */
 export function embeddingProcessEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const { MALLOC_MMAP_THRESHOLD_: _, ...rest } = env;
-  return rest;
+  return { ...env, MALLOC_MMAP_THRESHOLD_: String(EMBEDDING_MMAP_THRESHOLD) };
 }
 
 let current: EmbeddingProcess | undefined;
