@@ -9,7 +9,7 @@ import type { IndexedChunk } from '../src/index/types.js';
 import { parserPool } from '../src/parsing/parser-pool.js';
 import { chunkDocument as runChunker, type ChunkMethod } from '../src/chunking/index.js';
 import { countTokens } from '../src/text/tokens.js';
-import { chunkVectors } from '../src/services/chunk-vectors.js';
+import { embeddingText, withTitle } from '../src/services/chunk-vectors.js';
 import { chunkImageKey } from '../src/services/blob-keys.js';
 import { nowMs, toDateTime } from '../src/time.js';
 import { readJson, readVectors, workPrefix, writeJson, writeVectors } from './work-files.js';
@@ -34,6 +34,13 @@ export interface ChunkedRun {
 
 /** Embedding batch size: one model call, one heartbeat, one progress update. */
 const EMBED_BATCH = 32;
+
+/**
+ * Embedding requests a step keeps in flight: the next batch is with the model while this one is saved and
+ * reported, so the model never waits for a step's bookkeeping (the last documents of a run are embedded
+ * back to back). Few, because a stopped step's requests already sent are still embedded.
+ */
+const EMBED_IN_FLIGHT = 2;
 
 /**
  * Progress bands of the stages, so the document's progress only goes up. Generating keywords and
@@ -148,19 +155,38 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     const batches = Math.ceil(drafts.length / EMBED_BATCH);
     const [from, to] = enriched ? BANDS.embedAfterEnrich : BANDS.embed;
     const vectors: number[][] = [];
-    let titleVector: number[] | undefined;
+    // The title is embedded once, with the first batch sent (a resumed attempt sends it with its first).
+    let title: Promise<number[]> | undefined;
+    const requested = new Map<number, Promise<number[][]>>();
+    const request = (b: number) => {
+      if (b >= batches || requested.has(b)) return;
+      const texts = drafts.slice(b * EMBED_BATCH, (b + 1) * EMBED_BATCH).map(embeddingText);
+      let answer: Promise<number[][]>;
+      if (title) answer = model.embed(texts);
+      else {
+        const withTitleText = model.embed([doc.name, ...texts]);
+        title = withTitleText.then(([t]) => t!);
+        answer = withTitleText.then(([, ...rest]) => rest);
+      }
+      // Awaited in order below; a failure of one sent ahead must not go unhandled meanwhile.
+      title.catch(() => undefined);
+      answer.catch(() => undefined);
+      requested.set(b, answer);
+    };
     const stop = keepAlive();
     try {
       for (let b = 0; b < batches; b++) {
         throwIfCancelled();
         const key = `${prefix}/${b}.bin`;
-        const saved = await readVectors(blobs, key);
+        // Batches are saved in order, so none after the first one sent was saved by an earlier attempt.
+        const saved = requested.has(b) ? undefined : await readVectors(blobs, key);
         if (saved) {
           vectors.push(...saved);
           continue;
         }
-        titleVector ??= (await model.embed([doc.name]))[0]!;
-        const batch = await chunkVectors(model, titleVector, drafts.slice(b * EMBED_BATCH, (b + 1) * EMBED_BATCH));
+        for (let ahead = b; ahead < b + EMBED_IN_FLIGHT; ahead++) request(ahead);
+        const batch = withTitle(await requested.get(b)!, await title!);
+        requested.delete(b);
         await writeVectors(blobs, key, batch);
         vectors.push(...batch);
         heartbeat({ batch: b });

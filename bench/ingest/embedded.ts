@@ -28,9 +28,9 @@ const ENTRIES = { 'cairn start': 'src/cli/main.ts', 'embedding process': 'src/mo
 
 /** Starts `cairn start` on `dataDir`; `env` adds the profile's backends (bench/profile.ts), `nodeArgs` go to its node (e.g. --cpu-prof). */
 export async function startEmbeddedCairn(rootDir: string, dataDir: string, taskQueue: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<EmbeddedCairn> {
-  // As `make run` has it (make install): a workflow bundle older than its sources is rebuilt by the worker at
-  // start, in the Cairn process, which then holds ~150 MB more for its life (measured: 487–496 instead of
-  // 337–344 MB at the peak, 396–406 instead of 270–275 when idle).
+  // As `make run` has it (make install): the bundle is current before Cairn starts. Otherwise the worker
+  // writes it at start from a short-lived child process (~300 MB for a few seconds), which would show
+  // among the run's children.
   if (bundleIsStale(rootDir)) await writeWorkflowBundle(rootDir);
   const compiled = Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, compiledEntry(path.join(rootDir, entry)) !== undefined]));
   const port = await freePort();

@@ -35,7 +35,7 @@ import { generateCorpus, type CorpusFile } from './corpus.js';
 import { startBenchWorker } from './worker.js';
 import { startEmbeddedCairn } from './embedded.js';
 import { measureModelLimit } from './model-limit.js';
-import { findDevServer, mb, MemoryWatch, type Component } from '../processes.js';
+import { findDevServer, findProcesses, mb, MemoryWatch, type Component } from '../processes.js';
 import { profileArgument, startProfileServices } from '../profile.js';
 import { BenchSummary } from '../summary.js';
 import { fetchParseHistories, peakOverlap, percentile, unionMs, wallShares, type WorkflowRun } from './histories.js';
@@ -76,6 +76,7 @@ const opts = {
   keep: process.argv.includes('--keep'),
   profile: profileArgument(),
   cpuProf: stringArgument('cpu-prof'),
+  niceParsers: argument('nice-parsers', 0),
 };
 if (opts.cpuProf && !opts.embedded) throw new Error('--cpu-prof profiles the `cairn start` of --embedded');
 if (opts.pdfs + opts.docx === 0) throw new Error('nothing to ingest: --pdfs and --docx are both 0');
@@ -304,7 +305,8 @@ async function main(): Promise<void> {
   const corpusOpts = { pdfs: opts.pdfs, docx: opts.docx, pages: opts.pages, paragraphsPerPage: opts.paragraphs, docxParagraphs: opts.docxParagraphs };
   console.log(
     `ingest benchmark: ${opts.pdfs} PDFs x ${opts.pages} pages (${opts.paragraphs} paragraphs/page) + ${opts.docx} DOCX (${opts.docxParagraphs} paragraphs), ` +
-      `uploads of ${opts.batch} files; node ${process.version}, ${os.availableParallelism()} CPUs, load average ${os.loadavg()[0]!.toFixed(2)}`,
+      `uploads of ${opts.batch} files; node ${process.version}, ${os.availableParallelism()} CPUs, load average ${os.loadavg()[0]!.toFixed(2)}` +
+      (opts.niceParsers ? `; parser processes at nice ${opts.niceParsers}` : ''),
   );
 
   let t = performance.now();
@@ -336,11 +338,13 @@ async function main(): Promise<void> {
   }
   const log = pino({ level: process.env.LOG_LEVEL ?? 'warn' });
   let monitor: NodeJS.Timeout | undefined;
+  let renicer: NodeJS.Timeout | undefined;
   let memory: MemoryWatch | undefined;
   let stopping: Promise<void> | undefined;
   const stopAll = () =>
     (stopping ??= (async () => {
       clearInterval(monitor);
+      clearInterval(renicer);
       memory?.stop();
       for (const stop of stops.reverse()) await stop();
       if (opts.keep) console.log(`data directory kept: ${dataDir}`);
@@ -420,6 +424,21 @@ async function main(): Promise<void> {
         guarded.kill();
       }
     }, 500);
+    // --nice-parsers: the parser processes yield the cores to the model (an experiment: does parsing slow the model?).
+    if (opts.niceParsers > 0) {
+      const reniced = new Set<number>();
+      renicer = setInterval(() => {
+        for (const pid of findProcesses(/parser-process/, guarded.pid)) {
+          if (reniced.has(pid)) continue;
+          reniced.add(pid);
+          try {
+            os.setPriority(pid, opts.niceParsers);
+          } catch {
+            // Gone meanwhile.
+          }
+        }
+      }, 100);
+    }
     const cairn = { url: installation.url, adminApiKey: installation.adminKey, temporalAddress: installation.temporalAddress };
     const api = new Api(cairn.url, cairn.adminApiKey!);
     const ds = await api.call<{ id: string; embedding_model: string; chunk_method: string }>('POST', '/datasets', { json: { name: `ingest-bench-${Date.now()}` } });

@@ -14,10 +14,19 @@ export function embeddingText(chunk: EmbeddableChunk): string {
   return chunk.questions?.length ? chunk.questions.join('\n') : chunk.content;
 }
 
-/** Chunk vectors: (1 - w) x text vector + w x title vector, re-normalised. */
+/**
+ * Chunk vectors: (1 - w) x text vector + w x title vector, re-normalised. A title given as text is
+ * embedded in the same request as the chunks (one model call, batched with them).
+ */
 export async function chunkVectors(model: EmbeddingModel, title: string | number[], chunks: EmbeddableChunk[]): Promise<number[][]> {
   if (chunks.length === 0) return [];
-  const titleVector = typeof title === 'string' ? (await model.embed([title]))[0] : title;
-  const vectors = await model.embed(chunks.map(embeddingText));
-  return vectors.map((v) => l2normalize(v.map((x, i) => (1 - TITLE_WEIGHT) * x + TITLE_WEIGHT * titleVector[i])));
+  const texts = chunks.map(embeddingText);
+  if (typeof title !== 'string') return withTitle(await model.embed(texts), title);
+  const [titleVector, ...vectors] = await model.embed([title, ...texts]);
+  return withTitle(vectors, titleVector!);
+}
+
+/** Text vectors mixed with the title vector (TITLE_WEIGHT), re-normalised. */
+export function withTitle(vectors: number[][], titleVector: number[]): number[][] {
+  return vectors.map((v) => l2normalize(v.map((x, i) => (1 - TITLE_WEIGHT) * x + TITLE_WEIGHT * titleVector[i]!)));
 }

@@ -34,11 +34,19 @@ interface Row {
 const INTERACTIVE_TEXTS = 2;
 
 /**
+ * What one model run costs beyond its padded tokens, in padded tokens: ~2.5 ms of CPU against ~0.3 ms per
+ * padded token for MiniLM on 2 cores (bench/ingest/README.md, "Batch composition").
+ */
+const RUN_COST_TOKENS = 8;
+
+/**
  * Feeds embedding requests to the model one batch at a time. The request with the fewest texts left
  * goes first: a retrieval query waits for at most one running batch of a large ingestion request, not
  * for the whole request. Larger requests share batches: the texts waiting in the first `window` of them
- * are sorted by length and each batch is a run of neighbours in that order, starting at the shortest
- * text of the request being served, so padding stays small even when each request is short.
+ * are sorted by length and cut into the cheapest batches of neighbours (`cheapestBatches`: the fewest
+ * padded tokens and runs); the batch holding the shortest text of the request being served runs next, so
+ * that request always advances and each batch holds texts of nearly one length, whichever request they
+ * come from.
  */
 export class EmbedScheduler {
   private readonly jobs: Job[] = [];
@@ -97,7 +105,7 @@ export class EmbedScheduler {
     const anchor = byRemaining[0]!;
     // At most a window of each request's texts: its shortest, which come next anyway.
     const rowsOf = (job: Job): Row[] => job.pending.slice(0, this.limits.window).map((text) => ({ job, text, length: job.tokens[text]!.length }));
-    if (anchor.tokens.length <= INTERACTIVE_TEXTS) return this.fill(rowsOf(anchor), 0);
+    if (anchor.tokens.length <= INTERACTIVE_TEXTS) return batchHolding(rowsOf(anchor), 0, this.limits);
     // The window: the anchor's texts and those of the next requests in the same order, sorted by length.
     const pool: Row[] = [];
     for (const job of byRemaining) {
@@ -106,24 +114,8 @@ export class EmbedScheduler {
       pool.push(...rowsOf(job));
     }
     pool.sort((a, b) => a.length - b.length);
-    // Start at the anchor's shortest text, so the request being served always advances.
-    const start = pool.findIndex((r) => r.job === anchor && r.text === anchor.pending[0]);
-    return this.fill(pool, start);
-  }
-
-  /**
-   * Consecutive rows of `sorted` (ascending length) around `start`, within the limits (the longest row
-   * sets the padded length of every row): first the shorter rows just below it, which pad nothing more
-   * and would otherwise be left behind as stragglers, then longer rows above it while room remains.
-   */
-  private fill(sorted: Row[], start: number): Row[] {
-    const { maxTexts, maxTokens } = this.limits;
-    let lo = start;
-    let hi = start + 1; // rows [lo, hi) are taken
-    const longest = sorted[start]!.length;
-    while (lo > 0 && hi - lo < maxTexts && (hi - lo + 1) * longest <= maxTokens) lo--;
-    while (hi < sorted.length && hi - lo < maxTexts && (hi - lo + 1) * sorted[hi]!.length <= maxTokens) hi++;
-    return sorted.slice(lo, hi);
+    // The anchor's shortest text, so the request being served always advances.
+    return batchHolding(pool, pool.findIndex((r) => r.job === anchor && r.text === anchor.pending[0]), this.limits);
   }
 
   private finish(job: Job): Job {
@@ -131,4 +123,38 @@ export class EmbedScheduler {
     if (i >= 0) this.jobs.splice(i, 1);
     return job;
   }
+}
+
+/** The batch holding sorted[index] when the rows (ascending length) are cut into the cheapest batches. */
+function batchHolding(sorted: Row[], index: number, limits: BatchLimits): Row[] {
+  const [from, to] = cheapestBatches(sorted.map((r) => r.length), limits).find(([lo, hi]) => lo <= index && index < hi)!;
+  return sorted.slice(from, to);
+}
+
+/**
+ * Cuts lengths sorted in ascending order into consecutive batches within the limits, at the least total
+ * cost: padded tokens (texts x longest) plus RUN_COST_TOKENS per batch. Returns [from, to) index pairs in
+ * order. Where costs tie, earlier batches are the larger. O(lengths x maxTexts).
+ */
+export function cheapestBatches(lengths: number[], limits: Pick<BatchLimits, 'maxTexts' | 'maxTokens'>): Array<[number, number]> {
+  const n = lengths.length;
+  // cost[i]: the least cost of batching lengths[i..n); size[i]: the size of the first batch in it.
+  const cost = new Float64Array(n + 1);
+  const size = new Int32Array(n + 1);
+  for (let i = n - 1; i >= 0; i--) {
+    cost[i] = Infinity;
+    for (let k = 1; k <= limits.maxTexts && i + k <= n; k++) {
+      const padded = k * lengths[i + k - 1]!;
+      // One text alone always runs, however long.
+      if (k > 1 && padded > limits.maxTokens) break;
+      const c = padded + RUN_COST_TOKENS + cost[i + k]!;
+      if (c <= cost[i]!) {
+        cost[i] = c;
+        size[i] = k;
+      }
+    }
+  }
+  const batches: Array<[number, number]> = [];
+  for (let i = 0; i < n; i += size[i]!) batches.push([i, i + size[i]!]);
+  return batches;
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { EmbedScheduler, type RunBatch } from '../../../src/models/builtin/scheduler.js';
+import { cheapestBatches, EmbedScheduler, type RunBatch } from '../../../src/models/builtin/scheduler.js';
 
 const DIMS = 2;
 
@@ -60,8 +60,20 @@ describe('models/builtin scheduler', () => {
     const batches: number[][][] = [];
     const scheduler = new EmbedScheduler(recordingRun(batches), DIMS, { maxTexts: 4, maxTokens: 1000, window: 4 });
     await Promise.all([scheduler.submit(tokens([10, 50, 10, 50])), scheduler.submit(tokens([50, 10, 50, 10]))]);
-    // A window of 4 texts holds one request at a time: each is batched on its own.
-    assert.deepEqual(batches.map((batch) => batch.map((ids) => ids.length)), [[10, 10, 50, 50], [10, 10, 50, 50]]);
+    // A window of 4 texts holds one request at a time: each is batched on its own (a window of 8 makes two batches).
+    assert.deepEqual(batches.map((batch) => batch.map((ids) => ids.length)), [[10, 10], [50, 50], [10, 10], [50, 50]]);
+  });
+
+  it('cuts the texts sorted by length into the batches that cost the fewest padded tokens and runs', () => {
+    const limits = { maxTexts: 5, maxTokens: 1000 };
+    const cut = (lengths: number[]) => cheapestBatches(lengths, limits).map(([from, to]) => lengths.slice(from, to));
+    // Padding a short text up to 50 tokens costs more than a run of its own...
+    assert.deepEqual(cut([10, 50, 50, 50, 50]), [[10], [50, 50, 50, 50]]);
+    // ...padding a nearly as long one costs less.
+    assert.deepEqual(cut([48, 50, 50, 50, 50]), [[48, 50, 50, 50, 50]]);
+    // Within the limits: at most 5 texts, at most 1,000 padded tokens; one text longer than that runs alone.
+    assert.deepEqual(cut([60, 60, 60, 60, 60, 60]), [[60, 60, 60, 60, 60], [60]]);
+    assert.deepEqual(cut([300, 300, 300, 300, 1200]), [[300, 300, 300], [300], [1200]]);
   });
 
   it('pads less than batching each request on its own', async () => {
