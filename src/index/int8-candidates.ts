@@ -4,6 +4,7 @@
  * ones, ≤ INT8_MIN_ROWS rows) give all their rows: small datasets are searched exactly.
  */
 import { scanInt8, toInt8Query, type Int8Rows, type Int8Scan } from './int8-rows.js';
+import { kthLargest } from './memory-postings/top-rows.js';
 
 /** A group of up to this many rows gets no int8 copy: all its rows go to the exact stage. */
 export const INT8_MIN_ROWS = 2048;
@@ -66,7 +67,7 @@ function best(scanned: { group: ScanGroup; scan: Int8Scan }[], filter: Candidate
   const total = scanned.reduce((n, s) => n + s.scan.scores.length, 0);
   if (total === 0 || count <= 0) return [];
   const step = Math.max(1, Math.floor(total / SAMPLES));
-  const sample = new Float32Array(Math.ceil(total / step) + scanned.length);
+  const sample = new Float64Array(Math.ceil(total / step) + scanned.length);
   let sampled = 0;
   let accepted = 0;
   for (const { group, scan: { scores } } of scanned) {
@@ -75,27 +76,25 @@ function best(scanned: { group: ScanGroup; scan: Int8Scan }[], filter: Candidate
       if (accepts(group, i, filter)) sample[accepted++] = scores[i]!;
     }
   }
-  // Ascending: the best sampled scores are last.
-  const sorted = sample.subarray(0, accepted).sort();
   // Rows per sampled one; the threshold is the sampled score with `count × MARGIN` rows above it.
   const perSample = total / sampled;
   let place = Math.ceil((count * MARGIN) / perSample);
   for (;;) {
-    const threshold = place < accepted ? sorted[accepted - 1 - place]! : -Infinity;
+    // Selected, not sorted: only the one score is needed.
+    const threshold = place < accepted ? kthLargest(sample, accepted, place + 1) : -Infinity;
     const found = scanned.map(({ group, scan }) => ({ group, scan, positions: scan.above(threshold) }));
-    let values = new Float32Array(found.reduce((n, f) => n + f.positions.length, 0));
+    const values = new Float64Array(found.reduce((n, f) => n + f.positions.length, 0));
     let taken = 0;
     for (const { group, scan, positions } of found) {
       for (const i of positions) if (accepts(group, i, filter)) values[taken++] = scan.scores[i]!;
     }
     if (taken >= count || threshold === -Infinity) {
       // The count-th best score; rows above it, then rows at it in scan order, fill the places.
-      values = values.subarray(0, taken).sort();
-      const last = taken > count ? values[taken - count]! : -Infinity;
-      let above = taken - count;
-      while (above < taken && values[above]! <= last) above++;
+      const last = taken > count ? kthLargest(values, taken, count) : -Infinity;
+      let above = 0;
+      for (let i = 0; i < taken; i++) if (values[i]! > last) above++;
       // Places left for rows scoring exactly `last`, after the rows above it.
-      let ties = count - (taken - above);
+      let ties = count - above;
       const rows: number[] = [];
       for (const { group, scan, positions } of found) {
         for (const i of positions) {
