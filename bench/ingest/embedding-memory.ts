@@ -12,19 +12,14 @@
  * Settings of the process under test come from the environment, as in the service (CAIRN_EMBED_THREADS,
  * GLIBC_TUNABLES, MALLOC_ARENA_MAX; host.ts drops MALLOC_MMAP_THRESHOLD_).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { BuiltinEmbeddingModel } from '../../src/models/builtin/embedding-model.js';
 import { embeddingProcessStatus } from '../../src/models/builtin/host.js';
-import { extract } from '../../src/parsing/index.js';
-import { chunkDocument } from '../../src/chunking/index.js';
-import { mergeParserConfig } from '../../src/chunking/parser-config.js';
-import { embeddingText } from '../../src/services/chunk-vectors.js';
 import { percentile } from '../common.js';
 import { processCpuSeconds } from '../processes.js';
-import { generateCorpus } from './corpus.js';
+import { corpusTexts, type DocumentTexts } from './corpus-texts.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,26 +33,6 @@ const { values: args } = parseArgs({
   },
 });
 
-interface DocumentTexts {
-  title: string;
-  chunks: string[];
-}
-
-/** The ingest bench's documents as the parse step turns them into texts to embed; cached in the temp dir. */
-async function corpusTexts(pdfs: number, docx: number): Promise<DocumentTexts[]> {
-  const cached = join(tmpdir(), 'cairn-bench-embedding-memory', `texts-${pdfs}-${docx}.json`);
-  if (existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8')) as DocumentTexts[];
-  const files = await generateCorpus({ pdfs, docx, pages: 10, paragraphsPerPage: 8, docxParagraphs: 20 });
-  const config = mergeParserConfig('naive', 'document', {});
-  const docs: DocumentTexts[] = [];
-  for (const file of files) {
-    const extracted = await extract(file.bytes, file.name);
-    docs.push({ title: file.name, chunks: chunkDocument(extracted, 'naive', config, { filename: file.name }).map(embeddingText) });
-  }
-  mkdirSync(join(cached, '..'), { recursive: true });
-  writeFileSync(cached, JSON.stringify(docs));
-  return docs;
-}
 
 /** Resident and anonymous MB of a process, from /proc (0 once it is gone). */
 function memoryOf(pid: number): { rss: number; anon: number } {

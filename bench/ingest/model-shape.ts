@@ -14,19 +14,13 @@
  * model runs and texts per run, the padded share of the tokens run, and the cores other processes on the machine
  * used meanwhile (a run they took cores from says little).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { SentenceEncoder } from '../../src/models/builtin/encoder.js';
 import { EmbedScheduler, type BatchLimits } from '../../src/models/builtin/scheduler.js';
 import { locateModelFiles } from '../../src/models/builtin/locate.js';
 import { MINILM_L6_V2 } from '../../src/models/builtin/spec.js';
-import { extract } from '../../src/parsing/index.js';
-import { chunkDocument } from '../../src/chunking/index.js';
-import { mergeParserConfig } from '../../src/chunking/parser-config.js';
-import { embeddingText } from '../../src/services/chunk-vectors.js';
-import { generateCorpus } from './corpus.js';
+import { corpusTexts, type DocumentTexts } from './corpus-texts.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -46,27 +40,6 @@ const { values: args } = parseArgs({
   },
 });
 
-interface DocumentTexts {
-  title: string;
-  chunks: string[];
-}
-
-/** The ingest bench's documents as the parse step turns them into texts to embed; cached in the temp dir. */
-async function corpusTexts(pdfs: number, docx: number): Promise<DocumentTexts[]> {
-  const dir = join(tmpdir(), 'cairn-bench-model-shape');
-  const cached = join(dir, `texts-${pdfs}-${docx}.json`);
-  if (existsSync(cached)) return JSON.parse(readFileSync(cached, 'utf8')) as DocumentTexts[];
-  const files = await generateCorpus({ pdfs, docx, pages: 10, paragraphsPerPage: 8, docxParagraphs: 20 });
-  const config = mergeParserConfig('naive', 'document', {});
-  const docs: DocumentTexts[] = [];
-  for (const file of files) {
-    const extracted = await extract(file.bytes, file.name);
-    docs.push({ title: file.name, chunks: chunkDocument(extracted, 'naive', config, { filename: file.name }).map(embeddingText) });
-  }
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(cached, JSON.stringify(docs));
-  return docs;
-}
 
 interface RunStats {
   runs: number;
