@@ -29,10 +29,14 @@ export async function startWorkerProcess(config: Config, temporalAddress: string
     if (Date.now() > deadline) throw new Error(`worker did not start: ${fs.readFileSync(logFile, 'utf8')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  let logOpen = true;
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
-    fs.closeSync(out);
+    // Once: a worker killed by a test is stopped again when the suite ends, and by then its descriptor
+    // number may belong to something else (a second close would close that, or fail with EBADF).
+    if (logOpen) fs.closeSync(out);
+    logOpen = false;
   };
   return { child, output: () => fs.readFileSync(logFile, 'utf8'), kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
 }
