@@ -66,10 +66,13 @@ export async function startWorker(opts: {
 
 /** How each role's worker is tuned. */
 const ROLE_OPTIONS: Record<WorkerRole, { maxConcurrentActivities: number; maxHeartbeatThrottleInterval?: string }> = {
-  parse: { maxConcurrentActivities: 16 },
+  // A cancel reaches a running step with the answer to its next heartbeat: at most a second after it was asked
+  // (the SDK's default holds heartbeats back for 0.8 × the heartbeat timeout, 8 s, a stopped graph or RAPTOR job
+  // then waited that long on a slow model call).
+  parse: { maxConcurrentActivities: 16, maxHeartbeatThrottleInterval: '1 second' },
   // Heartbeats at least every 300 ms, so a stop reaches a model stream at once; model calls mostly wait.
   agents: { maxConcurrentActivities: 64, maxHeartbeatThrottleInterval: '300 milliseconds' },
-  memory: { maxConcurrentActivities: 16 },
+  memory: { maxConcurrentActivities: 16, maxHeartbeatThrottleInterval: '1 second' },
 };
 
 /**
