@@ -4,7 +4,7 @@
  * ones, ≤ INT8_MIN_ROWS rows) give all their rows: small datasets are searched exactly.
  */
 import { scanInt8, toInt8Query, type Int8Rows, type Int8Scan } from './int8-rows.js';
-import { kthLargest } from './memory-postings/top-rows.js';
+import { kthLargest } from './top-rows.js';
 
 /** A group of up to this many rows gets no int8 copy: all its rows go to the exact stage. */
 export const INT8_MIN_ROWS = 2048;

@@ -4,7 +4,7 @@
  * it holds are those of the tables, and the hits are the ones the SQL path (cosinesOfRows + scopedHits in
  * sqlite-index.ts) gives, in the same order, with the same scores.
  */
-import { bestRows } from './memory-postings/top-rows.js';
+import { bestRows } from './top-rows.js';
 import type { HitRow } from './sqlite-statements.js';
 import type { ChunkFilter } from './types.js';
 import { cosinesAt, idAt, positionOf, positionOfId, type ExactDatasetVectors, type Query, type VectorGroup } from './vector-copies.js';

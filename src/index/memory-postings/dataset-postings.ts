@@ -8,7 +8,7 @@
 import type { HitRow } from '../sqlite-statements.js';
 import { B, K1, type TableTotals } from './fts5-bm25.js';
 import { maxScoreTopRows, SearchBuffers, type PostingLists, type SearchCounters, type TermWord } from './max-score.js';
-import { bestRows, type TopRows } from './top-rows.js';
+import { bestRows, type TopRows } from '../top-rows.js';
 import { WordTerms } from './word-terms.js';
 
 /** A chunk_rows row as the build reads it (lists as stored: JSON arrays). */

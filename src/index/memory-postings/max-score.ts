@@ -17,7 +17,7 @@
  * the best `limit` are picked from those exact scores.
  */
 import { B, K1 } from './fts5-bm25.js';
-import { bestRows, kthLargest, type TopRows } from './top-rows.js';
+import { bestRows, kthLargest, type TopRows } from '../top-rows.js';
 
 /** Relative give of every pruning comparison, against the rounding of sums added in another order. */
 const SLACK = 1e-9;

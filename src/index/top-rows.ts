@@ -1,4 +1,7 @@
-/** Picking the best-scored rows of a search: the k-th largest score and the best `limit` rows in order. */
+/**
+ * Picking the best-scored rows of a search (the full text and the vector leg): the k-th largest score and
+ * the best `limit` rows in order.
+ */
 
 /** Rows best first (higher score first; ties: lower row first) with their scores. */
 export interface TopRows {
