@@ -49,3 +49,19 @@ export function unpackHits(packed: PackedHits): Candidate[] {
     return { id, score: packed.scores[i]!, dataset_id, document_id, document_name };
   });
 }
+
+/**
+ * Cosines by id packed for the same trip: in the order of the ids asked for, NaN for a chunk without one.
+ * The caller holds the ids already, so only the numbers travel (a transferred buffer, not a cloned Map).
+ */
+export function cosinesInOrder(ids: string[], cosines: Map<string, number>): Float64Array {
+  return Float64Array.from(ids, (id) => cosines.get(id) ?? NaN);
+}
+
+export function cosinesById(ids: string[], packed: Float64Array): Map<string, number> {
+  const cosines = new Map<string, number>();
+  ids.forEach((id, i) => {
+    if (!Number.isNaN(packed[i]!)) cosines.set(id, packed[i]!);
+  });
+  return cosines;
+}

@@ -2,7 +2,7 @@
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { packHits, transferablesOf } from './hit-wire.js';
+import { cosinesInOrder, packHits, transferablesOf } from './hit-wire.js';
 import { openIndexReader } from './sqlite-database.js';
 import { SqliteChunkIndex } from './sqlite-index.js';
 import type { ReaderData, ReaderMessage, ReadMessage, ReadReply, ReadRequest } from './sqlite-read-pool.js';
@@ -44,8 +44,11 @@ async function answer(req: ReadRequest): Promise<{ result: unknown; transfer: Ar
       const packed = packHits(rows);
       return { result: packed, transfer: transferablesOf(packed) };
     }
-    case 'cosineSimilarities':
-      return { result: index.cosineSimilaritiesNow(...req.args), transfer: [] };
+    case 'cosineSimilarities': {
+      const [ids, vector] = req.args;
+      const cosines = cosinesInOrder(ids, index.cosineSimilaritiesNow(ids, vector));
+      return { result: cosines, transfer: [cosines.buffer as ArrayBuffer] };
+    }
     case 'getMany':
       return { result: await index.getMany(...req.args), transfer: [] };
     case 'list':

@@ -1,4 +1,4 @@
-import { unpackHits, type PackedHits } from './hit-wire.js';
+import { cosinesById, unpackHits, type PackedHits } from './hit-wire.js';
 import type { SqliteChunkIndex } from './sqlite-index.js';
 import type { SqliteReadPool } from './sqlite-read-pool.js';
 import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkLoadOptions, ChunkPatch, IndexedChunk } from './types.js';
@@ -73,7 +73,7 @@ export class ThreadedSqliteChunkIndex implements ChunkIndex {
 
   async cosineSimilarities(ids: string[], vector: number[]): Promise<Map<string, number>> {
     if (ids.length === 0 || vector.length === 0) return new Map();
-    return (await this.readers.run('cosineSimilarities', [ids, vector])) as Map<string, number>;
+    return cosinesById(ids, (await this.readers.run('cosineSimilarities', [ids, vector])) as Float64Array);
   }
 
   /** The reader threads' caches (each thread keeps its own), as of their last answers: never waits on a search. */

@@ -7,7 +7,7 @@ import { highlight } from './highlight.js';
 import { raptorMark } from '../enrichment/raptor/mark.js';
 import { allowedDocumentIds } from './metadata.js';
 import {
-  blend, compareRanked, isUsableVector, normalisePagerank, termScale, unitScore, vectorSimilarity,
+  blend, compareRanked, firstRanked, isUsableVector, normalisePagerank, termScale, unitScore, vectorSimilarity,
 } from './scoring.js';
 import { queryTerms } from './tokenizer.js';
 import type { DocAgg, ReferenceChunk, RetrievalResult, RetrievalTimings, RetrieveDeps, RetrieveParams } from './types.js';
@@ -74,49 +74,48 @@ async function documentScope(params: RetrieveParams, deps: RetrieveDeps): Promis
   return allowed.filter((id) => chosen.has(id));
 }
 
-interface Hit {
-  candidate: Candidate;
-  /** Term similarity (scoring.ts termScale); 0 when full-text search did not return the chunk. */
-  term: number;
-  /** Cosine with the query vector, null when the chunk has none of the query's dimension. */
-  cosine: number | null;
-}
-
 /**
- * The union of both hit lists: full-text hits carry their term similarity, vector hits their cosine;
- * text-only hits take theirs from `textCosines` (the cosines of the full-text hits).
+ * The union of both hit lists, scored: full-text hits carry their term similarity, vector hits their
+ * cosine; text-only hits take theirs from `textCosines` (the cosines of the full-text hits). One object per
+ * candidate: a retrieval handles ~2,000 of them.
  */
-function mergeHits(textHits: Candidate[], vectorHits: Candidate[], textCosines: Map<string, number>): Hit[] {
+function scoreHits(
+  textHits: Candidate[], vectorHits: Candidate[], textCosines: Map<string, number>,
+  useVector: boolean, vectorWeight: number, pagerank: Map<string, number>,
+): Scored[] {
   const term = termScale(textHits.map((h) => h.score));
-  const hits = new Map<string, Hit>(vectorHits.map((h) => [h.id, { candidate: h, term: 0, cosine: h.score }]));
-  for (const h of textHits) {
-    const hit = hits.get(h.id);
-    if (hit) hit.term = term(h.score);
-    else hits.set(h.id, { candidate: h, term: term(h.score), cosine: textCosines.get(h.id) ?? null });
-  }
-  return [...hits.values()];
-}
-
-async function pageranks(datasetIds: Iterable<string>, deps: RetrieveDeps): Promise<Map<string, number>> {
-  const unique = [...new Set(datasetIds)];
-  const values = await Promise.all(unique.map(async (id) => normalisePagerank(await deps.pagerankOf(id))));
-  return new Map(unique.map((id, i) => [id, values[i]!]));
-}
-
-function score(hits: Hit[], useVector: boolean, vectorWeight: number, pagerank: Map<string, number>): Scored[] {
-  return hits.map(({ candidate: c, term, cosine }) => {
+  const scored = (c: Candidate, termPart: number, cosine: number | null): Scored => {
     const vector = useVector ? vectorSimilarity(cosine) : 0;
     return {
       id: c.id,
       dataset_id: c.dataset_id,
       document_id: c.document_id,
       document_name: c.document_name,
-      term,
+      term: termPart,
       vector,
-      similarity: useVector ? blend(vector, term, vectorWeight) : term,
+      similarity: 0,
       pagerank: pagerank.get(c.dataset_id) ?? 0,
     };
-  });
+  };
+  const byId = new Map<string, Scored>();
+  for (const h of vectorHits) byId.set(h.id, scored(h, 0, h.score));
+  for (const h of textHits) {
+    const hit = byId.get(h.id);
+    if (hit) hit.term = term(h.score);
+    else byId.set(h.id, scored(h, term(h.score), textCosines.get(h.id) ?? null));
+  }
+  const all = [...byId.values()];
+  for (const s of all) s.similarity = useVector ? blend(s.vector, s.term, vectorWeight) : s.term;
+  return all;
+}
+
+async function pageranks(textHits: Candidate[], vectorHits: Candidate[], deps: RetrieveDeps): Promise<Map<string, number>> {
+  const unique = new Set<string>();
+  for (const h of textHits) unique.add(h.dataset_id);
+  for (const h of vectorHits) unique.add(h.dataset_id);
+  const ids = [...unique];
+  const values = await Promise.all(ids.map(async (id) => normalisePagerank(await deps.pagerankOf(id))));
+  return new Map(ids.map((id, i) => [id, values[i]!]));
 }
 
 function rerankText(chunk: IndexedChunk): string {
@@ -128,10 +127,9 @@ function rerankText(chunk: IndexedChunk): string {
  * place of the vector part (and is reported as vector_similarity); the others are dropped.
  */
 async function rerankBest(
-  question: string, ranked: Scored[], windowSize: number, vectorWeight: number, deps: RetrieveDeps,
+  question: string, window: Scored[], vectorWeight: number, deps: RetrieveDeps,
   rerank: NonNullable<RetrieveDeps['rerank']>, loaded: Map<string, IndexedChunk>,
 ): Promise<Scored[]> {
-  const window = ranked.slice(0, windowSize);
   for (const chunk of await deps.index.getMany(window.map((s) => s.id), { vectors: false })) loaded.set(chunk.id, chunk);
   const present = window.filter((s) => loaded.has(s.id));
   if (present.length === 0) return [];
@@ -145,14 +143,23 @@ async function rerankBest(
 /** localeCompare's order, without a collator looked up on every comparison. */
 const byName = new Intl.Collator().compare;
 
+/**
+ * Documents by count, then name; documents of the same count and name in the order of their best chunks
+ * (the order a ranked list would first name them in).
+ */
 function docAggs(results: Scored[]): DocAgg[] {
-  const byDoc = new Map<string, DocAgg>();
+  const byDoc = new Map<string, { agg: DocAgg; best: Scored }>();
   for (const r of results) {
-    const agg = byDoc.get(r.document_id);
-    if (agg) agg.count += 1;
-    else byDoc.set(r.document_id, { doc_name: r.document_name, doc_id: r.document_id, count: 1 });
+    const doc = byDoc.get(r.document_id);
+    if (!doc) byDoc.set(r.document_id, { agg: { doc_name: r.document_name, doc_id: r.document_id, count: 1 }, best: r });
+    else {
+      doc.agg.count += 1;
+      if (compareRanked(r, doc.best) < 0) doc.best = r;
+    }
   }
-  return [...byDoc.values()].sort((a, b) => b.count - a.count || byName(a.doc_name, b.doc_name));
+  return [...byDoc.values()]
+    .sort((a, b) => b.agg.count - a.agg.count || byName(a.agg.doc_name, b.agg.doc_name) || compareRanked(a.best, b.best))
+    .map((d) => d.agg);
 }
 
 function toReference(s: Scored, chunk: IndexedChunk, highlightStems: ReadonlySet<string> | undefined): ReferenceChunk {
@@ -216,30 +223,32 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
   const textHits = await fullText;
 
   const fuseStart = performance.now();
-  const hits = mergeHits(textHits, vectorHits, await textCosines);
-  const pagerank = await pageranks(hits.map((h) => h.candidate.dataset_id), deps);
-  let ranked = score(hits, useVector, s.vectorWeight, pagerank).sort(compareRanked);
+  const pagerank = await pageranks(textHits, vectorHits, deps);
+  let scored = scoreHits(textHits, vectorHits, await textCosines, useVector, s.vectorWeight, pagerank);
   timings.fuse = performance.now() - fuseStart;
 
   const loaded = new Map<string, IndexedChunk>();
   const rerank = deps.rerank;
   if (rerank) {
     const windowSize = Math.max(RERANK_WINDOW, s.page * s.pageSize);
-    ranked = await timed(
-      () => rerankBest(question, ranked, windowSize, s.vectorWeight, deps, rerank, loaded),
+    scored = await timed(
+      () => rerankBest(question, firstRanked(scored, windowSize), s.vectorWeight, deps, rerank, loaded),
       (ms) => (timings.rerank = ms),
     );
-    ranked.sort(compareRanked);
   }
 
-  const kept = ranked.filter((r) => r.similarity >= s.threshold);
-  const pageItems = kept.slice((s.page - 1) * s.pageSize, s.page * s.pageSize);
+  const kept = scored.filter((r) => r.similarity >= s.threshold);
+  // Only the page is put in order: doc_aggs and the total need no order.
+  const pageItems = firstRanked(kept, s.page * s.pageSize).slice((s.page - 1) * s.pageSize);
   const missing = pageItems.filter((r) => !loaded.has(r.id)).map((r) => r.id);
-  for (const chunk of await deps.index.getMany(missing, { vectors: false })) loaded.set(chunk.id, chunk);
+  // doc_aggs is counted while a reader thread loads the page.
+  const page = deps.index.getMany(missing, { vectors: false });
+  const aggs = docAggs(kept);
+  for (const chunk of await page) loaded.set(chunk.id, chunk);
   const highlightStems = params.highlight ? new Set(queryTerms(question).map((t) => t.stem)) : undefined;
   const chunks = pageItems.flatMap((r) => {
     const chunk = loaded.get(r.id);
     return chunk ? [toReference(r, chunk, highlightStems)] : [];
   });
-  return finish(kept.length, chunks, docAggs(kept));
+  return finish(kept.length, chunks, aggs);
 }

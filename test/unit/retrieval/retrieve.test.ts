@@ -128,6 +128,35 @@ describe('retrieve', () => {
     assert.deepEqual([page3.total, page3.chunks], [3, []]);
   });
 
+  it('orders doc_aggs by count, then name, then the best chunk of each document', async () => {
+    // Documents x and y share a name and a count; y's chunk ranks higher (its term similarity) though x's is
+    // the nearer vector (found first by the vector leg): y comes first.
+    const { run } = await setup([
+      chunk({ id: 'p', document_id: 'x', document_name: 'same.txt', content: 'solar', vector: [1, 0, 0, 0, 0] }),
+      chunk({ id: 'q', document_id: 'y', document_name: 'same.txt', content: 'solar efficiency', vector: [1, 1, 0, 0, 0] }),
+      chunk({ id: 'r', document_id: 'z', document_name: 'alpha.txt', content: 'solar', vector: [1, 2, 0, 0, 0] }),
+      chunk({ id: 's', document_id: 'w', document_name: 'zeta.txt', content: 'solar', vector: [1, 3, 0, 0, 0] }),
+      chunk({ id: 't', document_id: 'w', document_name: 'zeta.txt', content: 'solar efficiency', vector: [1, 3, 0, 0, 0] }),
+    ]);
+    const result = await run({ similarity_threshold: 0 });
+    assert.deepEqual(result.doc_aggs.map((d) => [d.doc_id, d.count]), [['w', 2], ['z', 1], ['y', 1], ['x', 1]]);
+  });
+
+  it('pages through many candidates in result order', async () => {
+    const many = Array.from({ length: 200 }, (_, i) => chunk({
+      id: `m${String(i).padStart(3, '0')}`, document_id: `doc${i % 7}`, document_name: `d${i % 7}.txt`,
+      content: i % 3 ? 'solar panels' : 'solar efficiency', vector: [1 + (i % 11), i % 5, 1, 0, 0],
+    }));
+    const { run } = await setup(many);
+    const all = await run({ similarity_threshold: 0, page_size: 200 });
+    assert.equal(all.total, 200);
+    const pages = [];
+    for (let page = 1; page <= 7; page++) pages.push(...(await run({ similarity_threshold: 0, page, page_size: 30 })).chunks);
+    assert.deepEqual(pages.map((c) => c.id), all.chunks.map((c) => c.id));
+    const ranked = all.chunks.map((c) => c.similarity);
+    assert.deepEqual(ranked, [...ranked].sort((a, b) => b - a));
+  });
+
   it('filters by document_ids and dataset_ids', async () => {
     const other = chunk({ id: 'x', dataset_id: 'ds2', document_id: 'doc9', content: 'solar efficiency report', vector: E1 });
     const { run } = await setup([...corpus, other]);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import {
-  blend, compareRanked, isUsableVector, normalisePagerank, TERM_EXPONENT, termScale, unitScore, vectorSimilarity,
+  blend, compareRanked, firstRanked, isUsableVector, normalisePagerank, TERM_EXPONENT, termScale, unitScore, vectorSimilarity,
 } from '../../../src/retrieval/scoring.js';
 
 describe('scoring', () => {
@@ -41,6 +41,22 @@ describe('scoring', () => {
       { id: 'd', similarity: 0.5, pagerank: 1 },
     ];
     assert.deepEqual(items.sort(compareRanked).map((i) => i.id), ['d', 'c', 'a', 'b']);
+  });
+
+  it('firstRanked gives the first n in result order without reordering its input', () => {
+    const random = (seed: number) => () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const next = random(7);
+    // Few distinct similarities and pageranks, so that ties fall to the id.
+    const items = Array.from({ length: 2000 }, (_, i) => ({
+      id: `c${i}`, similarity: Math.floor(next() * 50) / 50, pagerank: Math.floor(next() * 3),
+    }));
+    const before = items.map((i) => i.id);
+    const sorted = [...items].sort(compareRanked);
+    for (const n of [0, 1, 30, 256, 257, 600, 2000, 5000]) {
+      assert.deepEqual(firstRanked(items, n).map((i) => i.id), sorted.slice(0, n).map((i) => i.id), `n = ${n}`);
+    }
+    assert.deepEqual(items.map((i) => i.id), before, 'input order kept');
+    assert.deepEqual(firstRanked([], 30), []);
   });
 
   it('normalises pagerank to an integer in 0..100', () => {
