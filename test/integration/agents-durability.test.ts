@@ -41,10 +41,12 @@ describe('agents: durable runs', function () {
     ({ api } = await userWithModel('durable', fake.baseUrl));
   });
   after(() => fake.close());
+  const chatCalls = () => fake.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
 
   it('a worker killed with SIGKILL mid-stream: the run resumes on another worker, the caller gets the whole answer once and the session holds each message once', async () => {
     const h = await harness();
     const agentId = await createAgent(api, llmCanvas());
+    fake.clear();
     const res = await fetch(new URL('/api/v1/agents/chat/completions', api.url), {
       method: 'POST',
       headers: { Authorization: `Bearer ${api.key}`, 'Content-Type': 'application/json' },
@@ -61,6 +63,9 @@ describe('agents: durable runs', function () {
       }
     }
     assert.ok(killed, 'the worker was killed while the answer streamed');
+    // A kill that came after the answer was complete would prove nothing: the worker that resumed the run
+    // must have asked the model again.
+    assert.equal(chatCalls(), 2, 'the model was asked once before the kill and once by the resumed run');
     assert.ok(!events.some((e) => e.code), `no error frame: ${JSON.stringify(events.filter((e) => e.code))}`);
     const text = events.filter((e) => e.event === 'message').map((e) => e.data.content).join('');
     assert.equal(text, answer, 'the streamed text is the whole answer, nothing repeated');
