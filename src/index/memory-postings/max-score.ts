@@ -70,6 +70,8 @@ export interface ScoringScratch {
  */
 export class SearchBuffers {
   passing: Uint32Array = new Uint32Array(1024);
+  /** The passing rows' scores as kthScore read them, in the same order. */
+  passingScores: Float64Array = new Float64Array(1024);
   /** Scores selected from (kthScore, estimatedKth, the last cut); free between those uses. */
   values: Float64Array = new Float64Array(1024);
   sums: Float64Array = new Float64Array(0);
@@ -87,6 +89,12 @@ export class SearchBuffers {
     this.found = new Int32Array(size);
   }
 
+  /** `passingScores` with room for n. */
+  passingScoresFor(n: number): Float64Array {
+    if (this.passingScores.length < n) this.passingScores = new Float64Array(Math.max(n, 2 * this.passingScores.length));
+    return this.passingScores;
+  }
+
   /** `values` with room for n. */
   valuesFor(n: number): Float64Array {
     if (this.values.length < n) this.values = new Float64Array(Math.max(n, 2 * this.values.length));
@@ -94,8 +102,8 @@ export class SearchBuffers {
   }
 
   get bytes(): number {
-    return this.passing.byteLength + this.values.byteLength + this.sums.byteLength + this.lengthTerms.byteLength
-      + this.exact.byteLength + this.found.byteLength;
+    return this.passing.byteLength + this.passingScores.byteLength + this.values.byteLength + this.sums.byteLength
+      + this.lengthTerms.byteLength + this.exact.byteLength + this.found.byteLength;
   }
 }
 
@@ -121,13 +129,15 @@ function seek(rows: Uint32Array, from: number, end: number, row: number): number
 
 /**
  * The k-th largest accumulated score of candidates[0..n) (k ≤ n), known to be at least `atLeast`: only
- * the scores from there up are selected from.
+ * the scores from there up are selected from. Leaves every candidate's score in buffers.passingScores.
  */
 function kthScore(scratch: Float64Array, candidates: Uint32Array, n: number, k: number, buffers: SearchBuffers, atLeast = 0): number {
   const values = buffers.valuesFor(n);
+  const scores = buffers.passingScoresFor(n);
   let count = 0;
   for (let i = 0; i < n; i++) {
     const score = scratch[2 * candidates[i]!]!;
+    scores[i] = score;
     if (score >= atLeast) values[count++] = score;
   }
   return kthLargest(values, count, k);
@@ -231,6 +241,8 @@ export function maxScoreTopRows(
     // recomputed only when it may have risen above what the words left can add.
     let threshold = 0;
     let kth = 0;
+    /** The list after which kthScore last read the passing rows' scores. */
+    let scoredAfter = -1;
     let addedSinceKth = Infinity;
     let passing = buffers.passing;
     let passingCount = 0;
@@ -259,6 +271,7 @@ export function maxScoreTopRows(
       if (scanned + 1 < m && passingCount >= limit && remaining[scanned + 1]! < ceiling
         && !(estimatedKth(scratch, passing, passingCount, limit, buffers) < remaining[scanned + 1]!)) {
         kth = kthScore(scratch, passing, passingCount, limit, buffers, kth);
+        scoredAfter = scanned;
         threshold = kth * (1 - SLACK);
         addedSinceKth = 0;
       }
@@ -266,7 +279,11 @@ export function maxScoreTopRows(
 
     // The rows still in the running, ascending, with their scores and length terms gathered side by side:
     // from here on every pass reads these compact arrays in order, not the accumulator at random.
-    let n = keepReaching(scratch, passing, passingCount, remaining[scanned]!, threshold);
+    // When θ was found after the last list scanned, the scores it read are still the rows' sums: pruning
+    // reads those in order rather than the accumulator at random again (the same numbers, so the same rows).
+    let n = scoredAfter === scanned - 1
+      ? keepScored(buffers.passingScores, passing, passingCount, remaining[scanned]!, threshold)
+      : keepReaching(scratch, passing, passingCount, remaining[scanned]!, threshold);
     const candidates = passing;
     sortRows(candidates, n, marks);
     buffers.reserve(n);
@@ -316,6 +333,13 @@ function keepGathered(candidates: Uint32Array, sums: Float64Array, lengthTerms: 
     sums[kept] = sum;
     lengthTerms[kept++] = lengthTerms[i]!;
   }
+  return kept;
+}
+
+/** keepReaching with the candidates' scores given side by side (scores[i] is candidates[i]'s). */
+function keepScored(scores: Float64Array, candidates: Uint32Array, n: number, rest: number, threshold: number): number {
+  let kept = 0;
+  for (let i = 0; i < n; i++) if (scores[i]! * (1 + SLACK) + rest >= threshold) candidates[kept++] = candidates[i]!;
   return kept;
 }
 
