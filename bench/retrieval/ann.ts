@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/retrieval/ann.ts [--sizes 100000,1000000] [--queries 100] [--k 2048]
  *       [--configs usearch:16:128:f32,usearch:16:128:i8,hnswlib:16:128] [--ef 2048,4096] [--threads 0]
- *       [--seconds 900] [--modules DIR,...] [--corpus DIR]
+ *       [--seconds 900] [--modules DIR,...] [--corpus DIR] [--int8-kernels plain,relaxed] [--baselines no]
  *
  * The corpus is the retrieval bench's: 384-dim random unit vectors (bench/retrieval/synthetic.ts, seed 42;
  * the questions from seed 7, as run.ts makes them). Random directions are the hardest case for a graph
@@ -24,7 +24,9 @@
  * saved index loaded afresh (both libraries search with max(ef, k)); --threads: build threads (0 = all cores; hnswlib-node adds on one thread whatever this says);
  * --seconds bounds each build (rows added so far are measured when it runs out); --modules: directories
  * where the libraries under evaluation were installed (npm install --no-save), besides the project;
- * --corpus DIR keeps the generated vectors and exact answers there for the next run.
+ * --corpus DIR keeps the generated vectors and exact answers there for the next run; --int8-kernels adds, on one
+ * int8 copy, the index's int8 scan with each kernel of src/index/int8-wasm.ts, alternating question by question
+ * (the CPU of the kernel alone, of the coarse stage and of the whole leg); --baselines no skips the exact paths.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -33,7 +35,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exactSearch, MetricKind } from 'usearch';
 import { int8Candidates } from '../../src/index/int8-candidates.js';
-import { Int8RowsBuilder } from '../../src/index/int8-rows.js';
+import { Int8RowsBuilder, scanInt8, toInt8Query } from '../../src/index/int8-rows.js';
+import { useInt8Kernel, type Int8KernelKind } from '../../src/index/int8-wasm.js';
 import { SignBitCache } from '../../src/index/sign-bit-cache.js';
 import { toSignBits } from '../../src/index/vector-codec.js';
 import { argument, percentile } from '../common.js';
@@ -314,6 +317,72 @@ function wasmInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
   });
 }
 
+interface KernelFigures {
+  kernel: Int8KernelKind;
+  scanP50: number;
+  coarseP50: number;
+  coarseP95: number;
+  wholeP50: number;
+  wholeP95: number;
+  recall30: number;
+  recall1024: number;
+}
+
+/**
+ * The int8 scan of one copy with each kernel, alternating question by question (the order flipped every
+ * question): CPU of the kernel alone (`scanInt8`), of the coarse stage (`int8Candidates`) and of the whole
+ * leg (coarse stage, then exact cosines of the candidates in JS), and recall. Each question is asked twice per
+ * kernel: once for the kernel alone, once for the coarse stage and the leg.
+ */
+function int8KernelsAlternating(corpus: Corpus, k: number, kernels: Int8KernelKind[]): KernelFigures[] {
+  const builder = new Int8RowsBuilder(corpus.size, DIMS);
+  for (let i = 0; i < corpus.size; i++) builder.set(i, corpus.vectors, i * DIMS);
+  const group = {
+    dim: DIMS,
+    rows: Float64Array.from({ length: corpus.size }, (_, i) => i + 1),
+    available: new Uint8Array(corpus.size).fill(1),
+    int8: builder.done(),
+  };
+  const count = corpus.queries.length / DIMS;
+  const query = (q: number) => corpus.queries.subarray(q * DIMS, (q + 1) * DIMS);
+  const samples = kernels.map(() => ({ scan: [] as number[], coarse: [] as number[], whole: [] as number[], r30: 0, r1024: 0 }));
+  const ask = (q: number, kernelAt: number, record: boolean) => {
+    useInt8Kernel(kernels[kernelAt]);
+    const vector = query(q);
+    let started = process.cpuUsage();
+    scanInt8(group.int8, toInt8Query(vector, DIMS)!);
+    const scan = cpuMs(started);
+    started = process.cpuUsage();
+    const rows = int8Candidates([group], vector, { availableOnly: true }, k)!;
+    const coarse = cpuMs(started);
+    const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, vector)] as const);
+    scored.sort((a, b) => b[1] - a[1]);
+    const whole = cpuMs(started);
+    if (!record) return;
+    const sample = samples[kernelAt]!;
+    sample.scan.push(scan);
+    sample.coarse.push(coarse);
+    sample.whole.push(whole);
+    const r = recallFigures(scored.map(([row]) => row), corpus.truth, q);
+    sample.r30 += r.r30;
+    sample.r1024 += r.r1024;
+  };
+  try {
+    for (let q = 0; q < Math.min(2, count); q++) kernels.forEach((_, at) => ask(q, at, false));
+    for (let q = 0; q < count; q++) {
+      const order = kernels.map((_, at) => at);
+      if (q % 2 === 1) order.reverse();
+      for (const at of order) ask(q, at, true);
+    }
+  } finally {
+    useInt8Kernel(undefined);
+  }
+  return samples.map((s, at) => ({
+    kernel: kernels[at]!, scanP50: percentile(s.scan, 50), coarseP50: percentile(s.coarse, 50), coarseP95: percentile(s.coarse, 95),
+    wholeP50: percentile(s.whole, 50), wholeP95: percentile(s.whole, 95), recall30: s.r30 / count, recall1024: s.r1024 / count,
+  }));
+}
+
 // ------------------------------------------------------------------------------- one library (child)
 
 interface ChildTask {
@@ -443,6 +512,8 @@ function main(): void {
   const configsArgument = argument('configs', 'usearch:16:128:i8,usearch:16:128:f32,hnswlib:16:128');
   const configs = configsArgument === 'none' ? [] : configsArgument.split(',').map(parseConfig);
   const keptCorpus = argument('corpus', '');
+  const int8Kernels = argument('int8-kernels', '').split(',').filter(Boolean) as Int8KernelKind[];
+  const baselines = argument('baselines', 'yes') !== 'no';
   const corpusDir = keptCorpus || mkdtempSync(join(tmpdir(), 'cairn-ann-corpus-'));
   mkdirSync(corpusDir, { recursive: true });
   const self = fileURLToPath(import.meta.url);
@@ -456,13 +527,24 @@ function main(): void {
       console.log(describeFloor(size, measureFloor(size, DIMS)));
       console.log('\n| index | build wall / CPU (rate) | memory (RSS growth) | file | save / load | ef | query CPU p50 / p95 (wall p50), ms | recall@30 | recall@1024 | order@30 | remove / re-add per row |');
       console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-      console.log(exactRow('exact scan (JS, Float32Array)', exactScan(corpus, k)));
-      console.log(exactRow(`sign bits → ${k} → exact cosines (JS)`, signBitsThenExact(corpus, k)));
-      console.log(exactRow('exact scan (native SIMD, usearch exactSearch, f32)', nativeExactScan(corpus, k)));
-      console.log(exactRow(`int8 exact scan (native SIMD) → ${k} → exact cosines (JS)`, nativeInt8ScanThenExact(corpus, k)));
       // The index asks the int8 scan for top_k × 1.25 candidates (sqlite-index.ts), the sign bits for 2×.
       const int8K = Math.ceil(TRUTH * 1.25);
-      console.log(exactRow(`int8 scan (WebAssembly SIMD, int8-candidates.ts) → ${int8K} → exact cosines (JS)`, wasmInt8ScanThenExact(corpus, int8K)));
+      if (baselines) {
+        console.log(exactRow('exact scan (JS, Float32Array)', exactScan(corpus, k)));
+        console.log(exactRow(`sign bits → ${k} → exact cosines (JS)`, signBitsThenExact(corpus, k)));
+        console.log(exactRow('exact scan (native SIMD, usearch exactSearch, f32)', nativeExactScan(corpus, k)));
+        console.log(exactRow(`int8 exact scan (native SIMD) → ${k} → exact cosines (JS)`, nativeInt8ScanThenExact(corpus, k)));
+        console.log(exactRow(`int8 scan (WebAssembly SIMD, int8-candidates.ts) → ${int8K} → exact cosines (JS)`, wasmInt8ScanThenExact(corpus, int8K)));
+      }
+      if (int8Kernels.length > 0) {
+        console.log(`\nint8 kernels alternating question by question, ${int8K} candidates; CPU ms per question:\n`);
+        console.log('| kernel | kernel alone p50 | per row | coarse stage p50 / p95 | whole leg p50 / p95 | recall@30 | recall@1024 |');
+        console.log('|---|---|---|---|---|---|---|');
+        for (const r of int8KernelsAlternating(corpus, int8K, int8Kernels)) {
+          console.log(`| ${r.kernel} | ${f(r.scanP50, 2)} | ${f((r.scanP50 * 1e6) / size)} ns | ${f(r.coarseP50, 2)} / ${f(r.coarseP95, 2)} | ${f(r.wholeP50, 2)} / ${f(r.wholeP95, 2)} | ${f(r.recall30, 3)} | ${f(r.recall1024, 3)} |`);
+        }
+        console.log('');
+      }
       for (const config of configs) {
         const task: ChildTask = { corpusDir, size, queries, k, efs, threads, seconds, modules, config };
         const child = spawnSync(process.execPath, ['--import', 'tsx', self, '--child', JSON.stringify(task)], {

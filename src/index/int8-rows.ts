@@ -11,8 +11,9 @@
  *
  * Memory layout: in an exact copy the rows' float32 vectors first (for the exact cosines in WebAssembly,
  * cosine-wasm.ts), then the int8 rows (each padded with zeros to a multiple of 16 bytes), then their
- * scales (f32). A thread that scans the copy grows the memory once by a region of its own for the query
- * (i16), the scores (f32 per row) and the positions above a threshold (i32 per row), and once more for its
+ * scales (f32), then the sums of their components (i32, for the relaxed kernel: int8-wasm.ts). A thread
+ * that scans the copy grows the memory once by a region of its own for the query (i16, or u8 for the
+ * relaxed kernel), the scores (f32 per row) and the positions above a threshold (i32 per row), and once more for its
  * dot products if it computes any (cosine-wasm.ts); growing a shared memory is atomic, so two threads
  * never get the same region.
  *
@@ -21,7 +22,7 @@
  * memory per small group would run out of address space with many small datasets.
  */
 import { dotsScratchBytesOf } from './cosine-wasm.js';
-import { int8Kernels, type Int8Kernels } from './int8-wasm.js';
+import { int8KernelKind, int8Kernels, type Int8KernelKind, type Int8Kernels } from './int8-wasm.js';
 import { PAGE, scratchRegionOf } from './wasm-scratch.js';
 
 /** Pages a memory may have (WebAssembly's 4 GiB). */
@@ -39,17 +40,22 @@ export interface Int8Rows {
   /** Where the int8 rows start (after the float32 vectors, if any). */
   rowsAt: number;
   scalesAt: number;
+  /** Where the sums of the rows' components start (i32 per row). */
+  sumsAt: number;
   /** Where the rows' float32 vectors start (`dim` each, in row order); absent when the memory holds none. */
   floatsAt?: number;
-  /** Bytes of the memory as built besides the float32 vectors (the int8 rows and scales, whole pages), without the threads' scratch. */
+  /** Bytes of the memory as built besides the float32 vectors (the int8 rows, scales and sums, whole pages), without the threads' scratch. */
   bytes: number;
 }
 
 export const strideOf = (dim: number) => Math.ceil(dim / 16) * 16;
 
-/** Bytes a copy of `count` rows of `dim` takes: the rows, their scales, rounded up to whole pages. */
+/** Bytes per row besides the row itself: its scale (f32) and the sum of its components (i32). */
+const ROW_EXTRA_BYTES = 8;
+
+/** Bytes a copy of `count` rows of `dim` takes: the rows, their scales and sums, rounded up to whole pages. */
 export function int8BytesOf(count: number, dim: number): number {
-  return Math.ceil((count * (strideOf(dim) + 4)) / PAGE) * PAGE;
+  return Math.ceil((count * (strideOf(dim) + ROW_EXTRA_BYTES)) / PAGE) * PAGE;
 }
 
 /** Bytes each thread that scans a copy of `count` rows adds to it: the query, a score and a position per row. */
@@ -74,10 +80,11 @@ export class Int8RowsBuilder {
   private readonly rows: Int8Rows;
   private readonly heap: Int8Array;
   private readonly scales: Float32Array;
+  private readonly sums: Int32Array;
 
   constructor(count: number, dim: number, options: { floats?: boolean } = {}) {
     const stride = strideOf(dim);
-    const int8Bytes = count * (stride + 4);
+    const int8Bytes = count * (stride + ROW_EXTRA_BYTES);
     const scanPages = scanScratchBytesOf(count, dim) / PAGE;
     // The int8 rows after the floats, 16-byte aligned.
     const rowsAfterFloats = Math.ceil((count * dim) / 4) * 16;
@@ -90,23 +97,27 @@ export class Int8RowsBuilder {
     if (pages + scratchPages > MAX_PAGES) throw new Error(`an int8 copy of ${count} rows of ${dim} dimensions exceeds 4 GiB`);
     const memory = new WebAssembly.Memory({ initial: pages, maximum: Math.min(MAX_PAGES, pages + MAX_SCANNING_THREADS * scratchPages), shared: true });
     const floatsAt = withFloats ? 0 : undefined;
-    this.rows = { memory, count, dim, stride, rowsAt, scalesAt: rowsAt + count * stride, floatsAt, bytes: pages * PAGE - (withFloats ? count * dim * 4 : 0) };
+    const scalesAt = rowsAt + count * stride;
+    this.rows = { memory, count, dim, stride, rowsAt, scalesAt, sumsAt: scalesAt + count * 4, floatsAt, bytes: pages * PAGE - (withFloats ? count * dim * 4 : 0) };
     this.floats = withFloats ? new Float32Array(memory.buffer, 0, count * dim) : undefined;
     this.heap = new Int8Array(memory.buffer);
     this.scales = new Float32Array(memory.buffer, this.rows.scalesAt, count);
+    this.sums = new Int32Array(memory.buffer, this.rows.sumsAt, count);
   }
 
   /** Row `i` from `dim` values of `values` at `offset`. */
   set(i: number, values: ArrayLike<number>, offset: number): void {
     const { dim, stride, rowsAt } = this.rows;
     const scale = scaleOf(values, offset, dim);
-    let squares = 0;
+    let squares = 0, sum = 0;
     for (let j = 0, at = rowsAt + i * stride; j < dim; j++, at++) {
       const q = Math.round(values[offset + j]! * scale);
       this.heap[at] = q;
       squares += q * q;
+      sum += q;
     }
     this.scales[i] = squares > 0 ? 1 / Math.sqrt(squares) : 0;
+    this.sums[i] = sum;
   }
 
   done(): Int8Rows {
@@ -114,9 +125,9 @@ export class Int8RowsBuilder {
   }
 }
 
-/** This thread's region of a copy's memory, and the kernel instantiated on it. */
+/** This thread's region of a copy's memory, and the kernels instantiated on it (each when first used). */
 interface Scanner {
-  kernels: Int8Kernels;
+  kernels: Partial<Record<Int8KernelKind, Int8Kernels>>;
   queryAt: number;
   scoresAt: number;
   positionsAt: number;
@@ -129,18 +140,22 @@ const scanners = new WeakMap<WebAssembly.Memory, Scanner | null>();
 function scannerOf(rows: Int8Rows): Scanner | undefined {
   return scratchRegionOf(scanners, rows.memory, scanScratchBytesOf(rows.count, rows.dim), (queryAt) => {
     const scoresAt = queryAt + rows.stride * 2;
-    return { kernels: int8Kernels(rows.memory), queryAt, scoresAt, positionsAt: scoresAt + rows.count * 4 };
+    return { kernels: {}, queryAt, scoresAt, positionsAt: scoresAt + rows.count * 4 };
   });
 }
 
-/** The query as the scan takes it: int8 values (as i16) and 1 / their norm; undefined for a zero vector. */
+/**
+ * The query as the scan takes it: its values rounded (±127 at its largest component for the plain kernel,
+ * ±63 for the relaxed one: int8-wasm.ts), the kernel they are for, and 1 / their norm; undefined for a zero vector.
+ */
 export interface Int8Query {
   values: Int16Array;
+  kernel: Int8KernelKind;
   inverseNorm: number;
 }
 
-export function toInt8Query(vector: ArrayLike<number>, dim: number): Int8Query | undefined {
-  const scale = scaleOf(vector, 0, dim);
+export function toInt8Query(vector: ArrayLike<number>, dim: number, kernel = int8KernelKind()): Int8Query | undefined {
+  const scale = scaleOf(vector, 0, dim) * (kernel === 'relaxed' ? 63 / 127 : 1);
   if (scale === 0) return undefined;
   const values = new Int16Array(strideOf(dim));
   let squares = 0;
@@ -148,7 +163,7 @@ export function toInt8Query(vector: ArrayLike<number>, dim: number): Int8Query |
     values[j] = Math.round(vector[j]! * scale);
     squares += values[j]! * values[j]!;
   }
-  return { values, inverseNorm: 1 / Math.sqrt(squares) };
+  return { values, kernel, inverseNorm: 1 / Math.sqrt(squares) };
 }
 
 /** One scan's results, in this thread's scratch region of the copy: valid until its next scan of the copy. */
@@ -163,9 +178,16 @@ export interface Int8Scan {
 export function scanInt8(rows: Int8Rows, query: Int8Query): Int8Scan | undefined {
   const scanner = scannerOf(rows);
   if (!scanner) return undefined;
-  const { kernels, queryAt, scoresAt, positionsAt } = scanner;
-  new Int16Array(rows.memory.buffer, queryAt, rows.stride).set(query.values);
-  kernels.scores(queryAt, rows.rowsAt, rows.count, rows.stride, rows.scalesAt, scoresAt);
+  const { queryAt, scoresAt, positionsAt } = scanner;
+  const kernels = (scanner.kernels[query.kernel] ??= int8Kernels(rows.memory, query.kernel));
+  if (query.kernel === 'relaxed') {
+    // The relaxed kernel's second operand must lie in 0..127: the question plus 64 (its padding too).
+    const question = new Uint8Array(rows.memory.buffer, queryAt, rows.stride);
+    for (let j = 0; j < rows.stride; j++) question[j] = query.values[j]! + 64;
+  } else {
+    new Int16Array(rows.memory.buffer, queryAt, rows.stride).set(query.values);
+  }
+  kernels.scores(queryAt, rows.rowsAt, rows.count, rows.stride, rows.scalesAt, scoresAt, rows.sumsAt);
   return {
     scores: new Float32Array(rows.memory.buffer, scoresAt, rows.count),
     above: (threshold) => new Int32Array(rows.memory.buffer, positionsAt, kernels.above(scoresAt, rows.count, threshold, positionsAt)),
