@@ -296,19 +296,24 @@ function nativeInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
   });
 }
 
-/**
- * The embedded index's int8 coarse stage (src/index/int8-candidates.ts): a WebAssembly SIMD scan of int8
- * rows in a shared WebAssembly.Memory picks k rows; exact float cosines rank them.
- */
-function wasmInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
+/** The corpus as one int8 group of the index's coarse stage (rows numbered from 1). */
+function int8Group(corpus: Corpus) {
   const builder = new Int8RowsBuilder(corpus.size, DIMS);
   for (let i = 0; i < corpus.size; i++) builder.set(i, corpus.vectors, i * DIMS);
-  const group = {
+  return {
     dim: DIMS,
     rows: Float64Array.from({ length: corpus.size }, (_, i) => i + 1),
     available: new Uint8Array(corpus.size).fill(1),
     int8: builder.done(),
   };
+}
+
+/**
+ * The embedded index's int8 coarse stage (src/index/int8-candidates.ts): a WebAssembly SIMD scan of int8
+ * rows in a shared WebAssembly.Memory picks k rows; exact float cosines rank them.
+ */
+function wasmInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
+  const group = int8Group(corpus);
   return measureQueries(corpus, (query) => {
     const rows = int8Candidates([group], query, { availableOnly: true }, k)!;
     const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, query)] as const);
@@ -335,14 +340,7 @@ interface KernelFigures {
  * kernel: once for the kernel alone, once for the coarse stage and the leg.
  */
 function int8KernelsAlternating(corpus: Corpus, k: number, kernels: Int8KernelKind[]): KernelFigures[] {
-  const builder = new Int8RowsBuilder(corpus.size, DIMS);
-  for (let i = 0; i < corpus.size; i++) builder.set(i, corpus.vectors, i * DIMS);
-  const group = {
-    dim: DIMS,
-    rows: Float64Array.from({ length: corpus.size }, (_, i) => i + 1),
-    available: new Uint8Array(corpus.size).fill(1),
-    int8: builder.done(),
-  };
+  const group = int8Group(corpus);
   const count = corpus.queries.length / DIMS;
   const query = (q: number) => corpus.queries.subarray(q * DIMS, (q + 1) * DIMS);
   const samples = kernels.map(() => ({ scan: [] as number[], coarse: [] as number[], whole: [] as number[], r30: 0, r1024: 0 }));
