@@ -22,7 +22,7 @@
  * memory per small group would run out of address space with many small datasets.
  */
 import { dotsScratchBytesOf } from './cosine-wasm.js';
-import { int8KernelKind, int8Kernels, type Int8KernelKind, type Int8Kernels } from './int8-wasm.js';
+import { int8KernelKind, int8Kernels, writeQuestion, type Int8KernelKind, type Int8Kernels } from './int8-wasm.js';
 import { PAGE, scratchRegionOf } from './wasm-scratch.js';
 
 /** Pages a memory may have (WebAssembly's 4 GiB). */
@@ -180,13 +180,7 @@ export function scanInt8(rows: Int8Rows, query: Int8Query): Int8Scan | undefined
   if (!scanner) return undefined;
   const { queryAt, scoresAt, positionsAt } = scanner;
   const kernels = (scanner.kernels[query.kernel] ??= int8Kernels(rows.memory, query.kernel));
-  if (query.kernel === 'relaxed') {
-    // The relaxed kernel's second operand must lie in 0..127: the question plus 64 (its padding too).
-    const question = new Uint8Array(rows.memory.buffer, queryAt, rows.stride);
-    for (let j = 0; j < rows.stride; j++) question[j] = query.values[j]! + 64;
-  } else {
-    new Int16Array(rows.memory.buffer, queryAt, rows.stride).set(query.values);
-  }
+  writeQuestion(rows.memory, queryAt, query.values, query.kernel);
   kernels.scores(queryAt, rows.rowsAt, rows.count, rows.stride, rows.scalesAt, scoresAt, rows.sumsAt);
   return {
     scores: new Float32Array(rows.memory.buffer, scoresAt, rows.count),

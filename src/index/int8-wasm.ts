@@ -224,6 +224,19 @@ export interface Int8Kernels {
   above(scores: number, n: number, threshold: number, out: number): number;
 }
 
+/**
+ * Writes a question's rounded values at `at` as the `kind` kernel reads them: i16 for the plain kernel; for the
+ * relaxed one u8 plus 64, since its second operand must lie in 0..127 (the padding too).
+ */
+export function writeQuestion(memory: WebAssembly.Memory, at: number, values: ArrayLike<number>, kind: Int8KernelKind): void {
+  if (kind === 'plain') {
+    new Int16Array(memory.buffer, at, values.length).set(values);
+    return;
+  }
+  const question = new Uint8Array(memory.buffer, at, values.length);
+  for (let j = 0; j < values.length; j++) question[j] = values[j]! + 64;
+}
+
 const compiled: Partial<Record<Int8KernelKind, WebAssembly.Module>> = {};
 
 /** The functions of the `kind` kernel (by default this thread's), instantiated on `memory` (shared, at most 65,536 pages). */
@@ -304,9 +317,9 @@ function agreesWithPlain(): boolean {
   for (let question = 0; question < 4; question++) {
     const values = Array.from({ length: stride }, (_, j) =>
       question === 0 ? 63 : question === 1 ? -63 : question === 2 ? (j % 3 ? -63 : 63) : Math.round(random() * 126) - 63);
-    new Int16Array(memory.buffer, questionAt, stride).set(values);
+    writeQuestion(memory, questionAt, values, 'plain');
     plain.scores(questionAt, rowsAt, count, stride, scalesAt, plainAt, sumsAt);
-    new Uint8Array(memory.buffer, questionAt, stride).set(values.map((v) => v + 64));
+    writeQuestion(memory, questionAt, values, 'relaxed');
     relaxed.scores(questionAt, rowsAt, count, stride, scalesAt, relaxedAt, sumsAt);
     const expected = new Float32Array(memory.buffer, plainAt, count), got = new Float32Array(memory.buffer, relaxedAt, count);
     for (let i = 0; i < count; i++) {
