@@ -85,12 +85,6 @@ const SCOPE_OVERFETCH = 1.25;
 const MAX_CACHED_SCOPES = 1_000;
 const MIN_FEATURE_SLICE = 64;
 const DEFAULT_POSTINGS_BYTES = 128 * 2 ** 20;
-/**
- * Characters beyond the Latin blocks. The tokenizer removes the diacritics of every script where FTS5's
- * unicode61 removes only Latin ones (Greek "ά" stays "ά" in FTS5): a question with such a word is
- * searched with FTS5, so that it matches what FTS5 matches.
- */
-const BEYOND_LATIN = /[^\u0000-\u024f]/;
 const DEFAULT_POSTINGS_QUIET_MS = 1000;
 const DEFAULT_VECTORS_QUIET_MS = 1000;
 
@@ -373,7 +367,6 @@ export class SqliteChunkIndex implements ChunkIndex {
    * dataset has no current copy (being written, or too big), and full text then comes from FTS5.
    */
   private fullTextInMemory(stems: string[], filter: ChunkFilter, limit: number): HitRow[] | undefined {
-    if (stems.some((stem) => BEYOND_LATIN.test(stem))) return undefined;
     const totals = decodeTotals(this.sql.ftsTotals.get() as Buffer | undefined, FTS_COLUMNS.length);
     if (!totals) return undefined;
     const copies = this.postings.current(filter.datasetIds, totals.averageLength);

@@ -18,16 +18,24 @@ const atOnce = (build: () => void) => build();
 const VOCABULARY = (
   'solar Solar SOLAR efficiency efficient cells cell cellular turbine turbines wind winds running runner ran '
   + 'mitochondrial apoptosis glycolysis protein proteins β-cells µg naïve Café İstanbul ﬁnance x-ray covid19 3d h2o '
-  + 'the of and a to in is for on with Ελληνικά Straße'
+  + 'the of and a to in is for on with Ελληνικά Straße '
+  // Other scripts, where unicode61 keeps what a Unicode normalisation would remove or split differently:
+  // words that differ only by a Greek tonos, a Cyrillic breve or diaeresis, a dakuten; Hangul syllables.
+  + 'άλφα αλφα Άλφα Σίσυφος ΣΊΣΥΦΟΣ йод иод Йод ёжик ежик 中文 日本語です がぎ かき 한국어 한국 हिन्दी 🤔'
 ).split(' ');
 
 function text(next: () => number, words: number): string {
   return Array.from({ length: words }, () => VOCABULARY[Math.floor(next() ** 2 * VOCABULARY.length)]!).join(next() < 0.3 ? ', ' : ' ');
 }
 
+/** Questions beyond the Latin script, alone and mixed with English. */
+const OTHER_SCRIPTS = [
+  'Ελληνικά', 'άλφα', 'Σίσυφος αλφα', 'йод ёжик', '中文 日本語です', 'がぎ', '한국어', 'हिन्दी 🤔', 'solar άλφα йод 中文 한국 cells',
+];
+
 const QUESTIONS = [
   'solar efficiency?', 'Which cells run turbines', 'mitochondrial apoptosis in β-cells', 'naïve café finance',
-  'x-ray of winds', 'covid19 3d h2o', 'İstanbul straße', 'proteins', 'efficient cellular running', 'Ελληνικά',
+  'x-ray of winds', 'covid19 3d h2o', 'İstanbul straße', 'proteins', 'efficient cellular running', ...OTHER_SCRIPTS,
 ];
 
 /**
@@ -76,6 +84,22 @@ describe('in-memory full text (memory-postings)', () => {
     assert.ok(compared > 500, `${compared} hits compared`);
     assert.ok((await postingsHeld(memory)).entries === 400, 'the three datasets were searched in memory');
     assert.equal((await postingsHeld(fts)).entries, 0, 'a bound of 0 keeps full text in FTS5');
+  });
+
+  it('answers questions in every script from the copies, with FTS5\'s hits and scores, without searching FTS5', async () => {
+    const filter: ChunkFilter = { datasetIds: ['ds0', 'ds1', 'ds2'] };
+    const expected = new Map<string, ReturnType<typeof asRows>>();
+    for (const question of OTHER_SCRIPTS) expected.set(question, asRows(await fts.fullText(question, filter, 1000)));
+    await memory.fullText('solar', filter, 10); // builds the copies
+    const statements = (memory as unknown as { sql: Record<string, unknown> }).sql;
+    for (const name of ['fullText', 'fullTextUnscoped']) {
+      statements[name] = { all: () => { throw new Error(`searched with FTS5 (${name})`); } };
+    }
+    for (const question of OTHER_SCRIPTS) {
+      const actual = asRows(await memory.fullText(question, filter, 1000));
+      assert.ok(actual.length > 0, question);
+      assert.deepEqual(actual, expected.get(question), question);
+    }
   });
 
   it('keeps the best `limit` hits in bm25 order and honours datasets, documents and availability', async () => {
@@ -216,7 +240,7 @@ describe('bounded top-k full text (MaxScore) against scoring every posting', () 
 
 describe('indexedWords', () => {
   it('finds the words tokenize finds, on ASCII and other text', () => {
-    for (const sample of ['Café—NAÏVE, x-ray 3.5 µg', 'plain ASCII text,\nwith lines\tand TABS', 'β-cells İstanbul ﬁnance Straße', '', '...']) {
+    for (const sample of ['Café—NAÏVE, x-ray 3.5 µg', 'plain ASCII text,\nwith lines\tand TABS', 'β-cells İstanbul ﬁnance Straße', '', '...', 'Σίσυφος йод 中文，한국어 हिन्दी 🤔😀']) {
       assert.deepEqual(indexedWords(sample), tokenize(sample).map((t) => t.word), sample);
     }
   });
