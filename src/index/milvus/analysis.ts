@@ -16,6 +16,15 @@ import { truncateUtf8 } from './utf8.js';
 
 export const FIELD_REPEATS = { name: 5, keywords: 15, questions: 10, content: 1 } as const;
 
+/**
+ * The version of the analysis written to `text` fields, kept as the collection property ANALYSIS_PROPERTY
+ * (reanalysis.ts). 1 (or no property): the tokenizer before 2026-11-24, which stripped the combining marks
+ * of every script; 2: FTS5 unicode61's terms for every script. Raise it when the analysis of stored text
+ * changes, and say in reanalysis.ts which rows change with it.
+ */
+export const ANALYSIS_VERSION = 2;
+export const ANALYSIS_PROPERTY = 'cairn.analysis_version';
+
 /** Milvus's limit on a VARCHAR value, in UTF-8 bytes. */
 export const VARCHAR_MAX_BYTES = 65_535;
 

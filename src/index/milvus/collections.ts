@@ -10,7 +10,7 @@
  * `dataset_id` is the partition key of all three, so a search touches only its datasets' partitions.
  */
 import { DataType, FunctionType, type FieldType, type MilvusClient } from '@zilliz/milvus2-sdk-node';
-import { VARCHAR_MAX_BYTES } from './analysis.js';
+import { ANALYSIS_PROPERTY, ANALYSIS_VERSION, VARCHAR_MAX_BYTES } from './analysis.js';
 import { call, MilvusIndexError } from './client.js';
 
 /** Room for ids of up to 256 characters of any script (ids are 32 hex characters in Cairn). */
@@ -40,7 +40,12 @@ export interface CollectionSpec {
   fields: FieldType[];
   functions?: { name: string; type: FunctionType; input_field_names: string[]; output_field_names: string[]; params: Record<string, unknown> }[];
   indexes: { field_name: string; index_type: string; metric_type: string; params?: Record<string, unknown> }[];
+  /** Collection properties set at creation. */
+  properties?: Record<string, string>;
 }
+
+/** The properties of a collection whose `text` analysis.ts writes: the analysis version (reanalysis.ts). */
+export const analysedText = () => ({ [ANALYSIS_PROPERTY]: String(ANALYSIS_VERSION) });
 
 export const varchar = (name: string, bytes: number, extra: Partial<FieldType> = {}): FieldType =>
   ({ name, data_type: DataType.VarChar, max_length: bytes, ...extra });
@@ -73,6 +78,7 @@ export function chunksSpec(prefix: string): CollectionSpec {
     functions: [{ name: 'text_bm25', type: FunctionType.BM25, input_field_names: ['text'], output_field_names: ['sparse'], params: {} }],
     // No inverted_index_algo: Milvus picks its default (DAAT_MAXSCORE); milvus-lite knows only TAAT_NAIVE.
     indexes: [{ field_name: 'sparse', index_type: 'SPARSE_INVERTED_INDEX', metric_type: 'BM25', params: BM25_PARAMS }],
+    properties: analysedText(),
   };
 }
 
@@ -157,6 +163,17 @@ export class CollectionCatalog {
     return data.flatMap((c) => dimOfVectorsName(this.prefix, c.name, stem) ?? []).sort((a, b) => a - b);
   }
 
+  /** The collection's property `key`; undefined when it has none. */
+  async property(collection_name: string, key: string): Promise<string | undefined> {
+    const described = await call(`describeCollection ${collection_name}`, () => this.client.describeCollection({ collection_name }));
+    const value = described.properties?.find((p) => p.key === key)?.value;
+    return value === undefined ? undefined : String(value);
+  }
+
+  async setProperty(collection_name: string, key: string, value: string): Promise<void> {
+    await call(`alterCollectionProperties ${collection_name}`, () => this.client.alterCollectionProperties({ collection_name, properties: { [key]: value } }));
+  }
+
   private async prepare(spec: CollectionSpec): Promise<void> {
     const { client } = this;
     const collection_name = spec.name;
@@ -169,6 +186,7 @@ export class CollectionCatalog {
         // A write is seen by the next read of every process: a chunk added is searchable at once.
         consistency_level: 'Strong',
         description: spec.description ?? 'Cairn chunk index',
+        properties: spec.properties,
       })).catch(async (err) => {
         // Another process creating it at the same moment makes this call fail (milvus-lite: "File exists")
         // before its collection is listed: wait for it to appear rather than fail the start.

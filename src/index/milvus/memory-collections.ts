@@ -12,7 +12,7 @@
 import { DataType, FunctionType, type FieldType } from '@zilliz/milvus2-sdk-node';
 import type { MemorySearchFilter } from '../memory-types.js';
 import { fitVarchar, stems, VARCHAR_MAX_BYTES } from './analysis.js';
-import { BM25_PARAMS, ID_BYTES, varchar, type CollectionSpec } from './collections.js';
+import { analysedText, BM25_PARAMS, ID_BYTES, varchar, type CollectionSpec } from './collections.js';
 import { and, equals, isIn } from './expressions.js';
 import { truncateUtf8 } from './utf8.js';
 
@@ -46,6 +46,7 @@ export function memoryTextSpec(prefix: string): CollectionSpec {
     ],
     functions: [{ name: 'text_bm25', type: FunctionType.BM25, input_field_names: ['text'], output_field_names: ['sparse'], params: {} }],
     indexes: [{ field_name: 'sparse', index_type: 'SPARSE_INVERTED_INDEX', metric_type: 'BM25', params: BM25_PARAMS }],
+    properties: analysedText(),
   };
 }
 

@@ -14,14 +14,19 @@ import { equals, isInIntegers } from './expressions.js';
 import { filterKey, memoryFilter, memoryTextSpec, memoryVectorsSpec, textRow, vectorRow, VECTORS_STEM } from './memory-collections.js';
 import { MemoryLedger, WHOLE_MEMORY, type LedgerRow, type SyncEntry } from './memory-ledger.js';
 import { bm25Score, cosine, cosineSearch, deleteWhere, IDS_PER_REQUEST, queryRows, RESULT_WINDOW, upsertRows } from './operations.js';
+import { mayAnalyseDifferently, Reanalysis, type ProgressLog, type ReanalysisRun } from './reanalysis.js';
 
 export interface MilvusMemoryIndexOptions {
   /** Prefix of the collection names (default `cairn_`), as for the chunk index. */
   prefix?: string;
+  /** Where the re-analysis of stored text logs its progress (reanalysis.ts); default JSON lines on stderr. */
+  log?: ProgressLog;
 }
 
 /** Sync entries handled per round. */
 const SYNC_PAGE = 1000;
+/** Ledger messages read per round of the re-analysis. */
+const REANALYSIS_PAGE = 1000;
 /** Rounds of "write the copies, then check that nothing changed meanwhile" before leaving the rest to the next writer. */
 const SYNC_ROUNDS = 5;
 
@@ -47,6 +52,7 @@ function checkVectors(messages: { vector: number[] }[]): void {
  */
 export class MilvusMemoryIndex implements MemoryIndex {
   private readonly text: CollectionSpec;
+  private reanalysis?: Reanalysis;
 
   private constructor(
     private readonly client: MilvusClient,
@@ -68,15 +74,26 @@ export class MilvusMemoryIndex implements MemoryIndex {
     }
   }
 
-  /** The index on a connected client (its current database), making sure the text collection exists; `close` leaves the client open unless `ownsClient`. */
+  /**
+   * The index on a connected client (its current database), making sure the text collection exists;
+   * `close` leaves the client open unless `ownsClient`. Copies analysed by an older analysis are written
+   * again in the background (reanalysis.ts).
+   */
   static async open(client: MilvusClient, db: MetaDb, options: MilvusMemoryIndexOptions = {}, ownsClient = false): Promise<MilvusMemoryIndex> {
     const index = new MilvusMemoryIndex(client, new CollectionCatalog(client, options.prefix ?? 'cairn_'), new MemoryLedger(db), ownsClient);
     await index.catalog.ensure(index.text);
+    index.reanalysis = new Reanalysis(index.catalog, index.text.name, (run) => index.rewriteAnalysis(run), options.log);
     return index;
   }
 
   async close(): Promise<void> {
+    await this.reanalysis?.stop();
     if (this.ownsClient) await this.client.closeConnection();
+  }
+
+  /** Settles when the re-analysis started by `open` has finished, failed or stopped (tests). */
+  async reanalysed(): Promise<void> {
+    await this.reanalysis?.finished;
   }
 
   // ------------------------------------------------------------------ writes: the ledger, then the search copies
@@ -206,6 +223,30 @@ export class MilvusMemoryIndex implements MemoryIndex {
   }
 
   // ------------------------------------------------------------------ search copies
+
+  /**
+   * Writes again the search copies of the messages whose analysis changed (reanalysis.ts): the ledger's
+   * messages in id order, those with a character beyond 7-bit ASCII get a sync entry, and the sync writes
+   * them as it writes any copy (from the ledger row, checked against concurrent writes). The entries are
+   * in the ledger, so a crash after asking leaves them to the next write or search of the memory.
+   */
+  private async rewriteAnalysis(run: ReanalysisRun): Promise<Record<string, number>> {
+    const counts = { scanned: 0, rewritten: 0 };
+    for (let after = 0; !run.stopping();) {
+      const page = await this.ledger.contentsAfter(after, REANALYSIS_PAGE);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.message_id;
+      const changed = page.filter((m) => mayAnalyseDifferently(m.content));
+      if (changed.length > 0) {
+        await this.ledger.requestCopies(changed);
+        await this.sync([...new Set(changed.map((m) => m.memory_id))]);
+      }
+      counts.scanned += page.length;
+      counts.rewritten += changed.length;
+      run.progress(counts);
+    }
+    return counts;
+  }
 
   /** Writes the search copies the ledger asks for in these memories, until none is left (or only ones another writer is changing). */
   private async sync(memoryIds: string[]): Promise<void> {

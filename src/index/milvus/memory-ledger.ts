@@ -364,6 +364,27 @@ export class MemoryLedger {
     }
   }
 
+  /** The messages after `afterId` in id order (at most `limit`): id, memory and content, for re-analysing search copies. */
+  async contentsAfter(afterId: number, limit: number): Promise<{ message_id: number; memory_id: string; content: string }[]> {
+    const rows = await this.db.selectFrom('memory_messages').select(['message_id', 'memory_id', 'content'])
+      .where('message_id', '>', afterId).orderBy('message_id').limit(limit).execute();
+    return rows.map((r) => ({ ...r, message_id: Number(r.message_id) }));
+  }
+
+  /**
+   * Asks for the search copies of these messages to be written again, as a write does (one transaction,
+   * a token of its own). No memory lock: an entry that replaces a concurrent writer's token is settled by
+   * whichever sync writes the copy from the ledger next.
+   */
+  async requestCopies(messages: { memory_id: string; message_id: number }[]): Promise<void> {
+    const byMemory = new Map<string, number[]>();
+    for (const m of messages) byMemory.set(m.memory_id, [...(byMemory.get(m.memory_id) ?? []), m.message_id]);
+    const token = newToken();
+    await this.db.transaction().execute(async (trx) => {
+      for (const [memoryId, ids] of byMemory) await requestSync(trx, memoryId, ids, token);
+    });
+  }
+
   async ping(): Promise<void> {
     await this.db.selectFrom('memory_message_sequence').select('last_id').limit(1).execute();
   }

@@ -2,17 +2,20 @@ import type { MilvusClient } from '@zilliz/milvus2-sdk-node';
 import type { MilvusLocation } from '../location.js';
 import { ChunkNotFoundError } from '../types.js';
 import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkLoadOptions, ChunkPatch, IndexedChunk } from '../types.js';
-import { bm25Query } from './analysis.js';
+import { bm25Query, bm25Text } from './analysis.js';
 import { call, connectMilvus, MilvusIndexError } from './client.js';
 import { checkStorableDim, chunksSpec, CollectionCatalog, MAX_DIM, MIN_DIM, partsSpec, searchableVector, vectorsName, vectorsSpec, type CollectionSpec } from './collections.js';
 import { batchesOfWeight, chunksOf } from './batches.js';
 import { and, chunkFilter, containsPattern, equals, isIn, literal } from './expressions.js';
 import { bm25Score, cosine, cosineSearch, countRows, deleteWhere, IDS_PER_REQUEST, queryRows, RESULT_WINDOW, upsertRows, type Row } from './operations.js';
-import { chunkFromRecord, chunkRows, type ChunkRow } from './rows.js';
+import { mayAnalyseDifferently, Reanalysis, type ProgressLog, type ReanalysisRun } from './reanalysis.js';
+import { CHUNK_ROW_FIELDS, chunkFromRecord, chunkRows, type ChunkRow } from './rows.js';
 
 export interface MilvusChunkIndexOptions {
   /** Prefix of the collection names (default `cairn_`): several indexes can share one database. */
   prefix?: string;
+  /** Where the re-analysis of stored text logs its progress (reanalysis.ts); default JSON lines on stderr. */
+  log?: ProgressLog;
 }
 
 /** A chunk as stored: the chunk and when it was first written (list order). */
@@ -32,6 +35,13 @@ function nextOrdinal(): number {
   return lastOrdinal;
 }
 
+/** queryAll's refusal to page by key when the server answers in another order (milvus-lite). */
+class UnorderedAnswerError extends MilvusIndexError {
+  constructor(operation: string) {
+    super(operation, 'the server does not answer in primary-key order, so more than 16,384 rows cannot be read');
+  }
+}
+
 /** Chunk records per query: each can be 64 KB. */
 const RECORDS_PER_REQUEST = 256;
 
@@ -49,19 +59,24 @@ function checkVector(chunk: IndexedChunk): void {
 export class MilvusChunkIndex implements ChunkIndex {
   private readonly chunks: CollectionSpec;
   private readonly parts: CollectionSpec;
+  private reanalysis?: Reanalysis;
 
   private constructor(private readonly client: MilvusClient, private readonly catalog: CollectionCatalog) {
     this.chunks = chunksSpec(catalog.prefix);
     this.parts = partsSpec(catalog.prefix);
   }
 
-  /** Connects to the location's database and makes sure the collections exist; `close` disconnects. */
+  /**
+   * Connects to the location's database and makes sure the collections exist; `close` disconnects. Rows
+   * analysed by an older analysis are re-analysed in the background (reanalysis.ts).
+   */
   static async connect(location: MilvusLocation, options: MilvusChunkIndexOptions = {}): Promise<MilvusChunkIndex> {
     const client = await connectMilvus(location);
     try {
       const index = new MilvusChunkIndex(client, new CollectionCatalog(client, options.prefix ?? 'cairn_'));
       await index.catalog.ensure(index.chunks);
       await index.catalog.ensure(index.parts);
+      index.reanalysis = new Reanalysis(index.catalog, index.chunks.name, (run) => index.rewriteAnalysis(run), options.log);
       return index;
     } catch (err) {
       await client.closeConnection().catch(() => undefined);
@@ -70,7 +85,13 @@ export class MilvusChunkIndex implements ChunkIndex {
   }
 
   async close(): Promise<void> {
+    await this.reanalysis?.stop();
     await this.client.closeConnection();
+  }
+
+  /** Settles when the re-analysis started by `connect` has finished, failed or stopped (tests). */
+  async reanalysed(): Promise<void> {
+    await this.reanalysis?.finished;
   }
 
   /** Makes the written rows into sealed segments now (milvus-lite searches unsealed rows slowly). */
@@ -284,14 +305,7 @@ export class MilvusChunkIndex implements ChunkIndex {
   private async load(ids: string[], withVectors = true): Promise<Map<string, Stored>> {
     const rows = (await this.queryIds(this.chunks.name, ids, ['id', 'dim', 'ordinal', 'record', 'record_parts'], RECORDS_PER_REQUEST)) as unknown as
       Pick<ChunkRow, 'id' | 'dim' | 'ordinal' | 'record' | 'record_parts'>[];
-    const records = new Map(rows.map((r) => [r.id, [r.record]]));
-    const split = rows.filter((r) => Number(r.record_parts) > 0);
-    for (const batch of batchesOfWeight(split, (r) => Number(r.record_parts), RECORDS_PER_REQUEST)) {
-      const expected = batch.reduce((n, r) => n + Number(r.record_parts), 0);
-      const parts = await this.query(this.parts.name, isIn('chunk_id', batch.map((r) => r.id)), ['chunk_id', 'seq', 'data'], expected);
-      parts.sort((a, b) => Number(a.seq) - Number(b.seq));
-      for (const part of parts) records.get(part.chunk_id as string)?.push(String(part.data));
-    }
+    const records = await this.wholeRecords(rows);
     const vectors = new Map<string, number[]>();
     const dims = new Set(withVectors ? rows.map((r) => Number(r.dim)).filter((d) => d > 0) : []);
     for (const dim of dims) {
@@ -302,13 +316,62 @@ export class MilvusChunkIndex implements ChunkIndex {
     }
     const stored = new Map<string, Stored>();
     for (const row of rows) {
-      const pieces = records.get(row.id)!;
-      if (pieces.length !== Number(row.record_parts) + 1) {
-        throw new MilvusIndexError('get', `chunk ${row.id} has ${pieces.length - 1} of its ${row.record_parts} record parts`);
-      }
-      stored.set(row.id, { chunk: chunkFromRecord(pieces.join(''), withVectors ? Number(row.dim) : 0, vectors.get(row.id)), ordinal: Number(row.ordinal) });
+      stored.set(row.id, { chunk: chunkFromRecord(records.get(row.id)!, withVectors ? Number(row.dim) : 0, vectors.get(row.id)), ordinal: Number(row.ordinal) });
     }
     return stored;
+  }
+
+  /** The whole record JSON of each chunks row: its `record` and its parts joined in order. */
+  private async wholeRecords(rows: Pick<ChunkRow, 'id' | 'record' | 'record_parts'>[]): Promise<Map<string, string>> {
+    const pieces = new Map(rows.map((r) => [r.id, [r.record]]));
+    const split = rows.filter((r) => Number(r.record_parts) > 0);
+    for (const batch of batchesOfWeight(split, (r) => Number(r.record_parts), RECORDS_PER_REQUEST)) {
+      const expected = batch.reduce((n, r) => n + Number(r.record_parts), 0);
+      const parts = await this.query(this.parts.name, isIn('chunk_id', batch.map((r) => r.id)), ['chunk_id', 'seq', 'data'], expected);
+      parts.sort((a, b) => Number(a.seq) - Number(b.seq));
+      for (const part of parts) pieces.get(part.chunk_id as string)?.push(String(part.data));
+    }
+    const records = new Map<string, string>();
+    for (const row of rows) {
+      const found = pieces.get(row.id)!;
+      if (found.length !== Number(row.record_parts) + 1) {
+        throw new MilvusIndexError('get', `chunk ${row.id} has ${found.length - 1} of its ${row.record_parts} record parts`);
+      }
+      records.set(row.id, found.join(''));
+    }
+    return records;
+  }
+
+  /**
+   * Rewrites the `text` of the chunks whose analysis changed (reanalysis.ts): of each batch of ids, the
+   * rows whose record has a character beyond 7-bit ASCII are read whole, and those whose name, keywords,
+   * questions or content analyse to another text are upserted with that text, every other field as read.
+   * A write of the same chunk by another process between that read and the upsert would be undone (as
+   * with two concurrent writes of one chunk); the window is one parts query and one upsert.
+   */
+  private async rewriteAnalysis(run: ReanalysisRun): Promise<Record<string, number>> {
+    const ids = (await this.allIds()).map((r) => String(r.id));
+    const counts = { rows: ids.length, scanned: 0, rewritten: 0 };
+    for (const batch of chunksOf(ids, RECORDS_PER_REQUEST)) {
+      if (run.stopping()) break;
+      const heads = await this.queryIds(this.chunks.name, batch, ['id', 'record', 'record_parts'], RECORDS_PER_REQUEST);
+      const candidates = heads.filter((r) => Number(r.record_parts) > 0 || mayAnalyseDifferently(String(r.record))).map((r) => String(r.id));
+      if (candidates.length > 0) {
+        const rows = (await this.queryIds(this.chunks.name, candidates, CHUNK_ROW_FIELDS, RECORDS_PER_REQUEST)) as unknown as ChunkRow[];
+        const records = await this.wholeRecords(rows);
+        const rewritten = rows.flatMap((row) => {
+          const { chunk } = JSON.parse(records.get(row.id)!) as { chunk: IndexedChunk };
+          const sources = [chunk.document_name, chunk.content, ...chunk.important_keywords, ...chunk.questions].join('\n');
+          const text = mayAnalyseDifferently(sources) ? bm25Text(chunk) : row.text;
+          return text === row.text ? [] : [{ ...row, dim: Number(row.dim), ordinal: Number(row.ordinal), record_parts: Number(row.record_parts), text }];
+        });
+        await this.insert(this.chunks.name, rewritten);
+        counts.rewritten += rewritten.length;
+      }
+      counts.scanned += batch.length;
+      run.progress(counts);
+    }
+    return counts;
   }
 
   /** Rows of the collection with these ids (in batches). */
@@ -327,6 +390,19 @@ export class MilvusChunkIndex implements ChunkIndex {
   }
 
   /**
+   * Every chunk id. milvus-lite answers queries in insertion order, so queryAll cannot page it by key,
+   * but it has no result window either: there one query reads them all.
+   */
+  private async allIds(): Promise<Row[]> {
+    try {
+      return await this.queryAll(this.chunks.name, '', ['id']);
+    } catch (err) {
+      if (!(err instanceof UnorderedAnswerError)) throw err;
+      return this.query(this.chunks.name, '', ['id'], await this.count(this.chunks.name, ''));
+    }
+  }
+
+  /**
    * Every row matching `filter`. Up to Milvus's result window in one query; beyond, in pages by primary
    * key (`id > last`), which relies on Milvus answering limited queries in primary-key order (as its own
    * query iterators do).
@@ -339,7 +415,7 @@ export class MilvusChunkIndex implements ChunkIndex {
     for (;;) {
       const page = await this.query(collection, and(filter, last !== undefined && `id > ${literal(last)}`), fields, RESULT_WINDOW);
       for (let i = 1; i < page.length; i++) {
-        if (String(page[i - 1]!.id) >= String(page[i]!.id)) throw new MilvusIndexError(`query ${collection}`, 'the server does not answer in primary-key order, so more than 16,384 rows cannot be read');
+        if (String(page[i - 1]!.id) >= String(page[i]!.id)) throw new UnorderedAnswerError(`query ${collection}`);
       }
       rows.push(...page);
       if (page.length < RESULT_WINDOW) return rows;

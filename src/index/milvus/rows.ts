@@ -26,6 +26,12 @@ export interface ChunkRow {
   record_parts: number;
 }
 
+/** Every field of a chunks row (the `sparse` vector is Milvus's, made from `text`). */
+export const CHUNK_ROW_FIELDS: (keyof ChunkRow)[] = [
+  'id', 'dataset_id', 'document_id', 'document_name', 'available', 'dim', 'page_number', 'top', 'create_timestamp', 'ordinal',
+  'text', 'content_folded', 'folded_whole', 'record', 'record_parts',
+];
+
 export interface VectorRow {
   id: string;
   dataset_id: string;
