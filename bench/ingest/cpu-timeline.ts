@@ -2,6 +2,7 @@
  * The machine's and each component's CPU, second by second, while the run parses: where the cores sat idle
  * (before the model got its first texts, while it was fed, or in the tail when the last documents drain).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { MemoryWatch } from '../processes.js';
 
@@ -108,4 +109,35 @@ export function phase(intervals: CpuInterval[], from: number, to: number): { wal
     idle: inside.reduce((n, x) => n + x.idle, 0),
     components: inside.reduce((sum, x) => sum.map((c, i) => c + x.components[i]!), intervals[0]?.components.map(() => 0) ?? []),
   };
+}
+
+/**
+ * CPU seconds of a process's threads, summed by thread name ('main' for the main thread): which of the
+ * Cairn process's threads (JavaScript, Temporal's Rust core, libuv's pool, V8's helpers) use its CPU.
+ */
+export function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime, stime in USER_HZ, 100 on Linux.
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** The CPU seconds each thread name gained between two threadCpu readings, largest first. */
+export function threadCpuUse(from: Map<string, number>, to: Map<string, number>): [string, number][] {
+  return [...to].map(([name, s]): [string, number] => [name, s - (from.get(name) ?? 0)]).sort((a, b) => b[1] - a[1]);
 }

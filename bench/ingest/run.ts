@@ -4,6 +4,7 @@
  *   npx tsx bench/ingest/run.ts [--pdfs N] [--docx N] [--pages N] [--paragraphs N] [--docx-paragraphs N]
  *                               [--batch N] [--timeout MINUTES] [--max-rss-gb N] [--idle SECONDS] [--embedded]
  *                               [--no-limit] [--keep] [--profile embedded|scale-out] [--summary FILE] [--cpu-prof DIR]
+ *                               [--nice-parsers N]
  *
  * Starts its own Temporal dev server, Cairn's API (in this process) and a `cairn worker` process (the
  * built-in embedding model) on free ports over a temporary data directory; generates a deterministic
@@ -23,6 +24,8 @@
  * processes are measured beside Cairn's; `--embedded` is about processes (one `cairn start`), `--profile`
  * about backends, and they combine. `--summary FILE` writes the key figures as JSON (bench/profiles.ts).
  * `--cpu-prof DIR` (with --embedded) writes a V8 CPU profile of the `cairn start` process into DIR.
+ * `--nice-parsers N` sets Cairn's parser processes to niceness N (0-19) as they start; without it they keep the
+ * service's (src/parsing/parser-pool.ts); the niceness the service gave them is printed either way.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -39,7 +42,7 @@ import { findDevServer, findProcesses, mb, MemoryWatch, type Component } from '.
 import { profileArgument, startProfileServices } from '../profile.js';
 import { BenchSummary } from '../summary.js';
 import { fetchParseHistories, peakOverlap, percentile, unionMs, wallShares, type WorkflowRun } from './histories.js';
-import { bucketed, cpuSnapshot, CpuTimeline, cpuUse, phase, type CpuInterval } from './cpu-timeline.js';
+import { bucketed, cpuSnapshot, CpuTimeline, cpuUse, phase, threadCpu, threadCpuUse, type CpuInterval } from './cpu-timeline.js';
 
 // Defaults sized so a full run (generation + ingest) stays within ~10 minutes on a 2-core machine;
 // see bench/ingest/README.md for the measurements behind them.
@@ -76,8 +79,10 @@ const opts = {
   keep: process.argv.includes('--keep'),
   profile: profileArgument(),
   cpuProf: stringArgument('cpu-prof'),
-  niceParsers: argument('nice-parsers', 0),
+  /** Niceness to give Cairn's parser processes (0-19); undefined: the one the service gives them. */
+  niceParsers: process.argv.includes('--nice-parsers') ? argument('nice-parsers', 0) : undefined,
 };
+if (opts.niceParsers !== undefined && opts.niceParsers > 19) throw new Error('--nice-parsers takes a niceness of 0 to 19');
 if (opts.cpuProf && !opts.embedded) throw new Error('--cpu-prof profiles the `cairn start` of --embedded');
 if (opts.pdfs + opts.docx === 0) throw new Error('nothing to ingest: --pdfs and --docx are both 0');
 
@@ -306,7 +311,7 @@ async function main(): Promise<void> {
   console.log(
     `ingest benchmark: ${opts.pdfs} PDFs x ${opts.pages} pages (${opts.paragraphs} paragraphs/page) + ${opts.docx} DOCX (${opts.docxParagraphs} paragraphs), ` +
       `uploads of ${opts.batch} files; node ${process.version}, ${os.availableParallelism()} CPUs, load average ${os.loadavg()[0]!.toFixed(2)}` +
-      (opts.niceParsers ? `; parser processes at nice ${opts.niceParsers}` : ''),
+      (opts.niceParsers !== undefined ? `; parser processes set to nice ${opts.niceParsers}` : ''),
   );
 
   let t = performance.now();
@@ -424,21 +429,34 @@ async function main(): Promise<void> {
         guarded.kill();
       }
     }, 500);
-    // --nice-parsers: the parser processes yield the cores to the model (an experiment: does parsing slow the model?).
-    if (opts.niceParsers > 0) {
-      const reniced = new Set<number>();
-      renicer = setInterval(() => {
-        for (const pid of findProcesses(/parser-process/, guarded.pid)) {
-          if (reniced.has(pid)) continue;
-          reniced.add(pid);
-          try {
-            os.setPriority(pid, opts.niceParsers);
-          } catch {
-            // Gone meanwhile.
-          }
+    // The parser processes' niceness as the service set it, and --nice-parsers: another one (0 = the model's
+    // own priority), to see whether parsing at a lower priority leaves the model its cores. A process is read
+    // on the poll after the one that found it: the service sets its niceness just after starting it.
+    const parsers = new Map<number, { nice?: number; overridden: boolean }>();
+    renicer = setInterval(() => {
+      for (const pid of findProcesses(/parser-process/, guarded.pid)) {
+        const seen = parsers.get(pid);
+        if (!seen) {
+          parsers.set(pid, { overridden: false });
+          continue;
         }
-      }, 100);
-    }
+        if (seen.overridden) continue;
+        try {
+          seen.nice = os.getPriority(pid);
+          if (opts.niceParsers !== undefined) {
+            os.setPriority(pid, opts.niceParsers);
+            seen.overridden = true;
+          }
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    }, 100);
+    const reportParserNiceness = () =>
+      console.log(
+        `parser processes: ${[...parsers].map(([pid, p]) => `${pid} at nice ${p.nice ?? '?'} as the service set it`).join(', ') || 'none seen'}` +
+          (opts.niceParsers !== undefined ? `, then set to nice ${opts.niceParsers}` : ''),
+      );
     const cairn = { url: installation.url, adminApiKey: installation.adminKey, temporalAddress: installation.temporalAddress };
     const api = new Api(cairn.url, cairn.adminApiKey!);
     const ds = await api.call<{ id: string; embedding_model: string; chunk_method: string }>('POST', '/datasets', { json: { name: `ingest-bench-${Date.now()}` } });
@@ -464,6 +482,7 @@ async function main(): Promise<void> {
     const idleBefore = mem.sample();
     mem.resetPeaks();
     const cpuStart = cpuSnapshot(mem);
+    const threadsStart = threadCpu(guarded.pid);
     const timeline = new CpuTimeline(() => cpuSnapshot(mem));
     timeline.start(cpuStart);
     const parseStart = performance.now();
@@ -498,6 +517,7 @@ async function main(): Promise<void> {
     }
     const parseMs = performance.now() - parseStart;
     const cpuEnd = cpuSnapshot(mem);
+    const threadsEnd = threadCpu(guarded.pid);
     timeline.stop(cpuEnd);
     const peaks = { each: [...mem.peaks], total: mem.peakTotal };
 
@@ -517,6 +537,7 @@ async function main(): Promise<void> {
 
     console.log(`\n== results: ${ok.length} DONE, ${notOk.length} not DONE, in ${sec(parseMs)} from the parse request to the last DONE ==`);
     for (const d of notOk.slice(0, 5)) console.log(`  ${d.name}: ${d.run} ${d.progress_msg}`);
+    reportParserNiceness();
     console.log(`documents: ${rate(ok.length, parseMs)} docs/s`);
     console.log(`pages:     ${rate(pages, parseMs)} pages/s (${pages} pages as extracted: ${pdfPages} PDF pages + ${pages - pdfPages} DOCX pages)`);
     console.log(`chunks:    ${rate(chunks, parseMs)} chunks/s (${chunks} chunks, ${tokens} tokens = ${rate(tokens, parseMs)} tokens/s; ${(chunks / Math.max(1, ok.length)).toFixed(1)} chunks/doc)`);
@@ -535,6 +556,8 @@ async function main(): Promise<void> {
       `CPU while parsing: machine ${(cpu.machine * 100).toFixed(0)}% busy across ${os.availableParallelism()} cores; ` +
         components.map((c, i) => `${c.name} ${cores(cpu.components[i]!)}`).join('; '),
     );
+    const threads = threadCpuUse(threadsStart, threadsEnd).filter(([, s]) => s >= 0.05);
+    console.log(`  ${components[guardedIndex]!.name} by thread: ${threads.map(([name, s]) => `${name} ${s.toFixed(1)}`).join(', ')} CPU-s`);
     const byName = (name: string) => {
       const i = components.findIndex((c) => c.name === name);
       return i < 0 ? 0 : cpu.components[i]!;

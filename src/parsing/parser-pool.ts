@@ -49,9 +49,11 @@ const STARTUP_MS = 120_000;
 const HEAP_OVERFLOW = /heap out of memory|Reached heap limit|allocation failed/i;
 /**
  * Parsing is batch work: its processes run at a lower CPU priority so that, on a busy machine, the
- * scheduler serves the API (and the worker's heartbeats) first.
+ * scheduler serves the API and the worker's heartbeats first. Beside the embedding model, extraction then
+ * takes ~1/3 core instead of 1/2 and fills part of the model's idle gaps (ingest throughput: no clear change,
+ * bench/ingest/README.md, "Parser priority, and where the Cairn process's CPU goes").
  */
-const PARSER_NICENESS = 10;
+export const PARSER_NICENESS = 10;
 /**
  * V8's young generation, per semi-space, in MB (Node's default grows to 16): parsing allocates many
  * short-lived objects, and a small nursery keeps ~25 MB less resident per process at the same CPU

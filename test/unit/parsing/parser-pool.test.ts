@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { getPriority } from 'node:os';
 import { DEFAULT_PARSE_LIMITS } from '../../../src/parsing/limits.js';
-import { ParserPool } from '../../../src/parsing/parser-pool.js';
+import { PARSER_NICENESS, ParserPool } from '../../../src/parsing/parser-pool.js';
 import { makePdf } from '../../fixtures/generate.js';
 import { docxBomb, heavyDocx } from '../../fixtures/hostile.js';
 
@@ -34,6 +35,16 @@ describe('extraction in parser processes', function () {
     assert.equal(parsers.processes().length, 0, 'the idle process exited');
     const doc = await parsers.extract(Buffer.from('second'), 'b.txt');
     assert.equal(doc.sections[0].text, 'second');
+  });
+
+  it('runs its processes at a lower CPU priority than the API and the embedding model', async function () {
+    // A process already at a lower priority than the parsers' may not be allowed to raise its children's.
+    if (getPriority() > PARSER_NICENESS) this.skip();
+    const parsers = shared;
+    await parsers.extract(Buffer.from('words'), 'a.txt');
+    const running = parsers.processes();
+    assert.ok(running.length > 0, 'a process ran the file');
+    for (const { pid } of running) assert.equal(getPriority(pid), PARSER_NICENESS, `parser process ${pid} runs at nice ${PARSER_NICENESS}`);
   });
 
   it('returns what extract returns, for several files at once', async () => {
