@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
-import { packHits, unpackHits } from '../../../src/index/hit-wire.js';
+import { packHits, packStrings, unpackHits, unpackStrings } from '../../../src/index/hit-wire.js';
 import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
 import { SqliteChunkIndex } from '../../../src/index/sqlite-index.js';
 import { SqliteReadPool } from '../../../src/index/sqlite-read-pool.js';
@@ -128,12 +128,20 @@ describe('hit wire format', () => {
       ['c', 1, 'ds2', 'd2', 'Two.pdf'],
     ];
     const packed = structuredClone(packHits(rows));
-    assert.equal(packed.documents.length, 2, 'each document once');
+    assert.equal(packed.documents.ends.length, 2 * 3, 'each document once');
     assert.deepEqual(unpackHits(packed), [
       { id: 'a', score: 2.5, dataset_id: 'ds1', document_id: 'd1', document_name: 'One.pdf' },
       { id: 'b', score: -0.25, dataset_id: 'ds1', document_id: 'd1', document_name: 'One.pdf' },
       { id: 'c', score: 1, dataset_id: 'ds2', document_id: 'd2', document_name: 'Two.pdf' },
     ]);
     assert.deepEqual(unpackHits(packHits([])), []);
+  });
+
+  it('carries strings joined into one, each back as it was: empty, non-ASCII, astral and lone surrogates', () => {
+    const parts = ['', 'chunk-1', '', 'Ελληνικά.pdf', '日本語', '🤔x', '\ud800', '\udc00b', 'a'.repeat(5000), ''];
+    const packed = structuredClone(packStrings(parts));
+    assert.equal(typeof packed.text, 'string', 'one string travels, not one per part');
+    assert.deepEqual(unpackStrings(packed), parts);
+    assert.deepEqual(unpackStrings(packStrings([])), []);
   });
 });
