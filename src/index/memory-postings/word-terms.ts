@@ -32,7 +32,7 @@ export class WordTerms {
       let c = i < n ? text.charCodeAt(i) : 32;
       if (c >= 128) {
         // A stretch with other characters, up to the next ASCII separator (a separator for both tokenizers):
-        // split the Unicode way (letters and marks of any script, diacritics removed).
+        // split and folded as the tokenizer does for any script (FTS5 unicode61's rules: tokenizer.ts).
         const from = start >= 0 ? start : i;
         let to = i + 1;
         while (to < n) {
