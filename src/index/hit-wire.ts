@@ -41,9 +41,9 @@ export function packHits(rows: HitRow[]): PackedHits {
   const ids: string[] = new Array(rows.length);
   const scores = new Float64Array(rows.length);
   const documentOf = new Uint32Array(rows.length);
-  const documents: [string, string, string][] = [];
-  const documentParts: string[] = [];
-  // By document id: the places in `documents` of the (dataset, name) pairs seen with it, usually one.
+  /** dataset_id, document_id, document_name of each distinct document, one after the other. */
+  const documents: string[] = [];
+  // By document id: the places of the (dataset, name) pairs seen with it, usually one.
   const placesOf = new Map<string, number[]>();
   for (let i = 0; i < rows.length; i++) {
     const [id, score, datasetId, documentId, documentName] = rows[i]!;
@@ -51,15 +51,14 @@ export function packHits(rows: HitRow[]): PackedHits {
     scores[i] = score;
     let places = placesOf.get(documentId);
     if (!places) placesOf.set(documentId, (places = []));
-    let d = places.find((p) => documents[p]![0] === datasetId && documents[p]![2] === documentName);
+    let d = places.find((p) => documents[3 * p] === datasetId && documents[3 * p + 2] === documentName);
     if (d === undefined) {
-      d = documents.push([datasetId, documentId, documentName]) - 1;
-      documentParts.push(datasetId, documentId, documentName);
+      d = documents.push(datasetId, documentId, documentName) / 3 - 1;
       places.push(d);
     }
     documentOf[i] = d;
   }
-  return { ids: packStrings(ids), scores, documentOf, documents: packStrings(documentParts) };
+  return { ids: packStrings(ids), scores, documentOf, documents: packStrings(documents) };
 }
 
 /** The buffers postMessage can move instead of copying. */

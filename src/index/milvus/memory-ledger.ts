@@ -378,7 +378,11 @@ export class MemoryLedger {
    */
   async requestCopies(messages: { memory_id: string; message_id: number }[]): Promise<void> {
     const byMemory = new Map<string, number[]>();
-    for (const m of messages) byMemory.set(m.memory_id, [...(byMemory.get(m.memory_id) ?? []), m.message_id]);
+    for (const m of messages) {
+      const ids = byMemory.get(m.memory_id);
+      if (ids) ids.push(m.message_id);
+      else byMemory.set(m.memory_id, [m.message_id]);
+    }
     const token = newToken();
     await this.db.transaction().execute(async (trx) => {
       for (const [memoryId, ids] of byMemory) await requestSync(trx, memoryId, ids, token);
