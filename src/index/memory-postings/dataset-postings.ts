@@ -6,7 +6,7 @@
  * FTS5's bm25() (fts5-bm25.ts), without SQL per matched row.
  */
 import type { HitRow } from '../sqlite-statements.js';
-import { B, K1, type TableTotals } from './fts5-bm25.js';
+import { K1, lengthTerm, type TableTotals } from './fts5-bm25.js';
 import { maxScoreTopRows, SearchBuffers, type PostingLists, type SearchCounters, type TermWord } from './max-score.js';
 import { bestRows, type TopRows } from '../top-rows.js';
 import { WordTerms } from './word-terms.js';
@@ -57,13 +57,14 @@ class GrowingU32 {
 }
 
 export class DatasetPostings {
-  private lengthTermsAt = NaN;
   private byteCount = -1;
   /**
-   * Search scratch, two numbers per row side by side (one memory access for both): its score so far
-   * (0 between searches) and bm25's k1·(1 − b + b·D/avgdl) for the current avgdl.
+   * Search scratch: per row its score so far (0 between searches), as Float32 so that the 4 bytes per row
+   * stay in the caches (max-score.ts keeps the hits exact).
    */
-  private readonly scratch: Float64Array;
+  private readonly sums: Float32Array;
+  /** searchEveryPosting's float64 accumulator (0 between searches), made at its first search. */
+  private referenceSums?: Float64Array;
   /** Search scratch: a bit per row (max-score.ts sorts its candidates with it). */
   private readonly marks: Uint32Array;
   /** Search scratch: the bounded search's other arrays, grown as searches need. */
@@ -80,7 +81,7 @@ export class DatasetPostings {
     private readonly documents: [string, string][],
     private readonly available: Uint8Array,
     /** Per row: tokens in all columns (bm25's D). */
-    private readonly lengths: Uint32Array,
+    private readonly lengths: Uint16Array | Uint32Array,
     private readonly terms: Map<string, number>,
     /** Term t's postings are [offsets[t], offsets[t + 1]). */
     private readonly offsets: Uint32Array,
@@ -93,7 +94,7 @@ export class DatasetPostings {
     private readonly minLengths: Uint32Array,
     private readonly touched: Uint32Array,
   ) {
-    this.scratch = new Float64Array(2 * ids.length);
+    this.sums = new Float32Array(ids.length);
     this.marks = new Uint32Array((ids.length + 31) >>> 5);
     this.allAvailable = available.every((flag) => flag === 1);
   }
@@ -168,6 +169,9 @@ export class DatasetPostings {
       }
     }
     const n = ids.length;
+    // Two bytes per row when they hold every length: the search reads a row's length at every posting.
+    const rowLengths = lengths.data.subarray(0, n);
+    const shortRows = rowLengths.every((length) => length <= 0xffff);
     const maxFreqs = maxFreq <= 0xffff ? new Uint16Array(terms.size) : new Uint32Array(terms.size);
     const minLengths = new Uint32Array(terms.size).fill(0xffffffff);
     for (let t = 0; t < terms.size; t++) {
@@ -178,7 +182,7 @@ export class DatasetPostings {
       }
     }
     return new DatasetPostings(
-      datasetId, ids, documentOf.data.slice(0, n), documents, Uint8Array.from(availableFlags), lengths.data.slice(0, n),
+      datasetId, ids, documentOf.data.slice(0, n), documents, Uint8Array.from(availableFlags), shortRows ? Uint16Array.from(rowLengths) : rowLengths.slice(),
       terms, offsets, postingRows, postingFreqs, maxFreqs, minLengths, new Uint32Array(n),
     );
   }
@@ -224,7 +228,7 @@ export class DatasetPostings {
   private countBytes(): number {
     let bytes = this.documentOf.byteLength + this.available.byteLength + this.lengths.byteLength + this.offsets.byteLength
       + this.postingRows.byteLength + this.postingFreqs.byteLength + this.maxFreqs.byteLength + this.minLengths.byteLength
-      + this.scratch.byteLength + this.touched.byteLength + this.marks.byteLength;
+      + this.sums.byteLength + this.touched.byteLength + this.marks.byteLength;
     const stringBytes = (s: string) => 16 + s.length;
     for (const id of this.ids) bytes += 8 + stringBytes(id);
     for (const [id, name] of this.documents) bytes += 24 + stringBytes(id) + stringBytes(name);
@@ -239,46 +243,44 @@ export class DatasetPostings {
    */
   search(words: WeightedStem[], totals: TableTotals, filter: PostingFilter, limit: number, counters?: SearchCounters): HitRow[] {
     const termWords = this.termWords(words);
-    const scratch = this.scratchFor(totals.averageLength);
     const lists: PostingLists = {
       offsets: this.offsets, rows: this.postingRows, freqs: this.postingFreqs, maxFreqs: this.maxFreqs, minLengths: this.minLengths,
     };
-    const top = maxScoreTopRows(lists, termWords, { scratch, touched: this.touched, marks: this.marks, buffers: this.buffers }, totals.averageLength, this.rowFilter(filter), limit, counters);
+    const top = maxScoreTopRows(lists, termWords, { sums: this.sums, lengths: this.lengths, touched: this.touched, marks: this.marks, buffers: this.buffers }, totals.averageLength, this.rowFilter(filter), limit, counters);
     return this.hits(top);
   }
 
   /**
-   * The same hits as `search`, from every posting of every word scored into the accumulator in the order
-   * given: the reference the bounded search must equal.
+   * The same hits as `search`, from every posting of every word scored in float64 into an accumulator of
+   * its own, in the order given: the reference the bounded search must equal (tests and benches).
    */
   searchEveryPosting(words: WeightedStem[], totals: TableTotals, filter: PostingFilter, limit: number, counters?: SearchCounters): HitRow[] {
-    const { touched, postingRows, postingFreqs, offsets } = this;
-    const scratch = this.scratchFor(totals.averageLength);
+    const { touched, postingRows, postingFreqs, offsets, lengths } = this;
+    const scores = this.referenceSums ??= new Float64Array(this.rowCount);
     let touchedCount = 0;
     try {
       for (const { term, idf } of this.termWords(words)) {
         for (let p = offsets[term]!, end = offsets[term + 1]!; p < end; p++) {
           const r = postingRows[p]!;
           const f = postingFreqs[p]!;
-          const at = 2 * r;
-          if (scratch[at] === 0) touched[touchedCount++] = r;
-          scratch[at]! += idf * ((f * (K1 + 1)) / (f + scratch[at + 1]!));
+          if (scores[r] === 0) touched[touchedCount++] = r;
+          scores[r]! += idf * ((f * (K1 + 1)) / (f + lengthTerm(lengths[r]!, totals.averageLength)));
         }
         if (counters) counters.postings += offsets[term + 1]! - offsets[term]!;
       }
       const passes = this.rowFilter(filter);
       const rows = new Uint32Array(touchedCount);
-      const scores = new Float64Array(touchedCount);
+      const rowScores = new Float64Array(touchedCount);
       let n = 0;
       for (let i = 0; i < touchedCount; i++) {
         const r = touched[i]!;
         if (passes && !passes(r)) continue;
         rows[n] = r;
-        scores[n++] = scratch[2 * r]!;
+        rowScores[n++] = scores[r]!;
       }
-      return this.hits(bestRows(rows, scores, n, limit));
+      return this.hits(bestRows(rows, rowScores, n, limit));
     } finally {
-      for (let i = 0; i < touchedCount; i++) scratch[2 * touched[i]!] = 0;
+      for (let i = 0; i < touchedCount; i++) scores[touched[i]!] = 0;
     }
   }
 
@@ -301,15 +303,6 @@ export class DatasetPostings {
     const availableOnly = filter.availableOnly === true && !this.allAvailable;
     if (allowedDocuments) return (r) => (!availableOnly || available[r] === 1) && allowedDocuments[documentOf[r]!] === 1;
     return availableOnly ? (r) => available[r] === 1 : undefined;
-  }
-
-  /** Per row, bm25's k1·(1 − b + b·D/avgdl), the same expression as FTS5's; kept until avgdl changes. */
-  private scratchFor(averageLength: number): Float64Array {
-    if (this.lengthTermsAt !== averageLength) {
-      for (let r = 0; r < this.lengths.length; r++) this.scratch[2 * r + 1] = K1 * (1 - B + (B * this.lengths[r]!) / averageLength);
-      this.lengthTermsAt = averageLength;
-    }
-    return this.scratch;
   }
 
   private hits({ rows, scores }: TopRows): HitRow[] {

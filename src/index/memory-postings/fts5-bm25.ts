@@ -14,6 +14,11 @@ export const K1 = 1.2;
 export const B = 0.75;
 const MIN_IDF = 1e-6;
 
+/** bm25's k1·(1 − b + b·D/avgdl) for a row of D tokens, as FTS5 computes it. */
+export function lengthTerm(tokens: number, averageLength: number): number {
+  return K1 * (1 - B + (B * tokens) / averageLength);
+}
+
 /**
  * idf from its logarithm ln((N − n + 0.5) / (n + 0.5)). The index computes the logarithm with SQLite's ln()
  * (the C library's log, as FTS5 does): V8's Math.log may differ in the last bit, and so would the scores.

@@ -9,18 +9,28 @@
  * still in the running (galloping search; rows are ascending in every list), which are pruned again after
  * each word as θ rises and the remaining bounds shrink.
  *
- * The accumulator adds the words in bound order, so its sums may differ in the last bits from FTS5's,
- * which adds them in the question's order. They only decide which rows stay in the running: every
- * comparison gives way by a relative SLACK (far above the rounding of a sum of a few dozen positive
- * terms), so a row whose exact score could reach the cut is kept. The rows left at the end (about
- * `limit`) are scored again in the question's order, the way the exhaustive search scores every row, and
- * the best `limit` are picked from those exact scores.
+ * The accumulator holds the sums as Float32 (4 bytes per row, so that it stays in the caches at 1M rows)
+ * and adds the words in bound order, so its sums differ from FTS5's (float64, the question's order) by
+ * Float32's rounding. They only decide which rows stay in the running: every comparison gives way by a
+ * relative margin above that rounding (sumSlack), so a row whose exact score could reach the cut is kept.
+ * The rows left at the end (about `limit`) are scored again in float64 in the question's order, the way
+ * the exhaustive search scores every row, and the best `limit` are picked from those exact scores.
  */
-import { B, K1 } from './fts5-bm25.js';
+import { B, K1, lengthTerm } from './fts5-bm25.js';
 import { bestRows, kthLargest, type TopRows } from '../top-rows.js';
 
-/** Relative give of every pruning comparison, against the rounding of sums added in another order. */
+/** Relative give of the words' bounds, against the rounding of the terms they bound. */
 const SLACK = 1e-9;
+
+/**
+ * Relative give of a comparison of accumulated sums of `words` terms: each Float32 addition of a positive
+ * term rounds by at most 2^-24 of the sum so far, so a sum is within (words + 1)·2^-24 of the exact one
+ * (the terms' own rounding included), to first order; doubled for the float64 roundings and the
+ * second-order terms.
+ */
+export function sumSlack(words: number): number {
+  return (words + 2) * 2 ** -23 + SLACK;
+}
 
 /** What a search reads of a dataset's posting lists. */
 export interface PostingLists {
@@ -52,8 +62,10 @@ export interface SearchCounters {
 }
 
 export interface ScoringScratch {
-  /** Per row r: [2r] its score so far (0 between searches), [2r + 1] bm25's k1·(1 − b + b·D/avgdl). */
-  scratch: Float64Array;
+  /** Per row: its score so far, 0 between searches. */
+  sums: Float32Array;
+  /** Per row: its tokens (bm25's D). */
+  lengths: Uint16Array | Uint32Array;
   /** Room for every row. */
   touched: Uint32Array;
   /** A bit per row, all 0 between searches. */
@@ -127,18 +139,27 @@ function seek(rows: Uint32Array, from: number, end: number, row: number): number
   return above;
 }
 
+/** How far below the sampled estimate of the k-th score kthScore first looks for it. */
+const GUESS_MARGIN = 0.9;
+
 /**
  * The k-th largest accumulated score of candidates[0..n) (k ≤ n), known to be at least `atLeast`: only
- * the scores from there up are selected from. Leaves every candidate's score in buffers.passingScores.
+ * the scores from there up are selected from, and first only those from GUESS_MARGIN × `estimate` up
+ * (when k of them are, the k-th is among them). Leaves every candidate's score in buffers.passingScores.
  */
-function kthScore(scratch: Float64Array, candidates: Uint32Array, n: number, k: number, buffers: SearchBuffers, atLeast = 0): number {
+function kthScore(sums: Float32Array, candidates: Uint32Array, n: number, k: number, buffers: SearchBuffers, atLeast: number, estimate: number): number {
   const values = buffers.valuesFor(n);
   const scores = buffers.passingScoresFor(n);
+  const floor = estimate < Infinity ? Math.max(atLeast, estimate * GUESS_MARGIN) : atLeast;
   let count = 0;
   for (let i = 0; i < n; i++) {
-    const score = scratch[2 * candidates[i]!]!;
+    const score = sums[candidates[i]!]!;
     scores[i] = score;
-    if (score >= atLeast) values[count++] = score;
+    if (score >= floor) values[count++] = score;
+  }
+  if (count < k && floor > atLeast) {
+    count = 0;
+    for (let i = 0; i < n; i++) if (scores[i]! >= atLeast) values[count++] = scores[i]!;
   }
   return kthLargest(values, count, k);
 }
@@ -190,11 +211,11 @@ const MIN_SAMPLE = 256;
  * An estimate of the k-th largest accumulated score of candidates[0..n) (k ≤ n) from a sample, to skip
  * computing it exactly when it would not stop the scan anyway (any mistake costs time, not exactness).
  */
-function estimatedKth(scratch: Float64Array, candidates: Uint32Array, n: number, k: number, buffers: SearchBuffers): number {
+function estimatedKth(sums: Float32Array, candidates: Uint32Array, n: number, k: number, buffers: SearchBuffers): number {
   const size = Math.floor(n / SAMPLE_STRIDE);
   if (size < MIN_SAMPLE) return Infinity;
   const values = buffers.valuesFor(size);
-  for (let i = 0; i < size; i++) values[i] = scratch[2 * candidates[i * SAMPLE_STRIDE]!]!;
+  for (let i = 0; i < size; i++) values[i] = sums[candidates[i * SAMPLE_STRIDE]!]!;
   return kthLargest(values, size, Math.max(1, Math.round((k * size) / n)));
 }
 
@@ -207,13 +228,12 @@ function grown(items: Uint32Array, size: number, used: number): Uint32Array {
 
 /**
  * The best `limit` rows that pass `passes` (undefined: every row) for the words, best first, with the
- * scores the exhaustive search gives them (words added in the order given). `averageLength` is the one the
- * scratch's length terms were computed with.
+ * scores the exhaustive search gives them (words added in the order given) for the table's `averageLength`.
  */
 export function maxScoreTopRows(
   lists: PostingLists,
   words: TermWord[],
-  { scratch, touched, marks, buffers }: ScoringScratch,
+  { sums: accumulator, lengths, touched, marks, buffers }: ScoringScratch,
   averageLength: number,
   passes: ((row: number) => boolean) | undefined,
   limit: number,
@@ -221,9 +241,14 @@ export function maxScoreTopRows(
 ): TopRows {
   const { offsets, rows, freqs, maxFreqs, minLengths } = lists;
   const m = words.length;
+  const slack = sumSlack(m);
+  // bm25's k1·(1 − b + b·D/avgdl) as a + c·D: within a few float64 ulps of the exact expression, far
+  // below the Float32 sums' slack (the exact scores use lengthTerm).
+  const lengthBase = K1 * (1 - B);
+  const lengthSlope = (K1 * B) / averageLength;
   const bounds = words.map(({ term, idf }) => {
     const f = maxFreqs[term]!;
-    return idf * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * minLengths[term]!) / averageLength))) * (1 + SLACK);
+    return idf * ((f * (K1 + 1)) / (f + lengthTerm(minLengths[term]!, averageLength))) * (1 + SLACK);
   });
   const order = words.map((_, i) => i).sort((a, b) => bounds[b]! - bounds[a]! || listLength(a) - listLength(b));
   function listLength(i: number): number {
@@ -254,9 +279,9 @@ export function maxScoreTopRows(
       for (let p = offsets[term]!; p < end; p++) {
         const r = rows[p]!;
         const f = freqs[p]!;
-        const at = 2 * r;
-        if (scratch[at] === 0) touched[touchedCount++] = r;
-        scratch[at]! += idf * ((f * (K1 + 1)) / (f + scratch[at + 1]!));
+        const sum = accumulator[r]!;
+        if (sum === 0) touched[touchedCount++] = r;
+        accumulator[r] = sum + idf * ((f * (K1 + 1)) / (f + lengthBase + lengthSlope * lengths[r]!));
       }
       if (counters) counters.postings += end - offsets[term]!;
       if (passing.length < touchedCount) passing = buffers.passing = grown(passing, touchedCount, passingCount);
@@ -268,11 +293,12 @@ export function maxScoreTopRows(
       }
       addedSinceKth += bounds[order[scanned]!]!;
       const ceiling = Math.min(kth + addedSinceKth, remaining[0]! - remaining[scanned + 1]!);
-      if (scanned + 1 < m && passingCount >= limit && remaining[scanned + 1]! < ceiling
-        && !(estimatedKth(scratch, passing, passingCount, limit, buffers) < remaining[scanned + 1]!)) {
-        kth = kthScore(scratch, passing, passingCount, limit, buffers, kth);
+      if (scanned + 1 < m && passingCount >= limit && remaining[scanned + 1]! < ceiling) {
+        const estimate = estimatedKth(accumulator, passing, passingCount, limit, buffers);
+        if (estimate < remaining[scanned + 1]!) continue;
+        kth = kthScore(accumulator, passing, passingCount, limit, buffers, kth, estimate);
         scoredAfter = scanned;
-        threshold = kth * (1 - SLACK);
+        threshold = kth * (1 - slack);
         addedSinceKth = 0;
       }
     }
@@ -282,16 +308,16 @@ export function maxScoreTopRows(
     // When θ was found after the last list scanned, the scores it read are still the rows' sums: pruning
     // reads those in order rather than the accumulator at random again (the same numbers, so the same rows).
     let n = scoredAfter === scanned - 1
-      ? keepScored(buffers.passingScores, passing, passingCount, remaining[scanned]!, threshold)
-      : keepReaching(scratch, passing, passingCount, remaining[scanned]!, threshold);
+      ? keepScored(buffers.passingScores, passing, passingCount, remaining[scanned]!, threshold, slack)
+      : keepReaching(accumulator, passing, passingCount, remaining[scanned]!, threshold, slack);
     const candidates = passing;
     sortRows(candidates, n, marks);
     buffers.reserve(n);
     const { sums, lengthTerms, found } = buffers;
     for (let i = 0; i < n; i++) {
-      const at = 2 * candidates[i]!;
-      sums[i] = scratch[at]!;
-      lengthTerms[i] = scratch[at + 1]!;
+      const r = candidates[i]!;
+      sums[i] = accumulator[r]!;
+      lengthTerms[i] = lengthTerm(lengths[r]!, averageLength);
     }
     /** Adds the word's BM25 term to `into` for each of the first n candidates it occurs in. */
     const addWord = ({ term, idf }: { term: number; idf: number }, into: Float64Array) => {
@@ -306,29 +332,31 @@ export function maxScoreTopRows(
     };
     for (let j = scanned; j < m; j++) {
       addWord(words[order[j]!]!, sums);
-      n = keepGathered(candidates, sums, lengthTerms, n, remaining[j + 1]!, threshold);
+      n = keepGathered(candidates, sums, lengthTerms, n, remaining[j + 1]!, threshold, slack);
     }
 
     // Every word is in the sums now: keep the rows that may be among the best, and score them exactly.
     if (n > limit) {
       const values = buffers.valuesFor(n);
       values.set(sums.subarray(0, n));
-      n = keepGathered(candidates, sums, lengthTerms, n, 0, kthLargest(values, n, limit) * (1 - SLACK));
+      n = keepGathered(candidates, sums, lengthTerms, n, 0, kthLargest(values, n, limit) * (1 - slack), slack);
     }
     const exact = buffers.exact.fill(0, 0, n);
     for (const word of words) addWord(word, exact);
     return bestRows(candidates, exact, n, limit);
   } finally {
-    for (let i = 0; i < touchedCount; i++) scratch[2 * touched[i]!] = 0;
+    // Clearing a row costs a cache line's traffic: past one row in 16, writing the whole array in order is cheaper.
+    if (touchedCount > accumulator.length >>> 4) accumulator.fill(0);
+    else for (let i = 0; i < touchedCount; i++) accumulator[touched[i]!] = 0;
   }
 }
 
 /** keepReaching on gathered candidates: their sums and length terms move with them. */
-function keepGathered(candidates: Uint32Array, sums: Float64Array, lengthTerms: Float64Array, n: number, rest: number, threshold: number): number {
+function keepGathered(candidates: Uint32Array, sums: Float64Array, lengthTerms: Float64Array, n: number, rest: number, threshold: number, slack: number): number {
   let kept = 0;
   for (let i = 0; i < n; i++) {
     const sum = sums[i]!;
-    if (sum * (1 + SLACK) + rest < threshold) continue;
+    if (sum * (1 + slack) + rest < threshold) continue;
     candidates[kept] = candidates[i]!;
     sums[kept] = sum;
     lengthTerms[kept++] = lengthTerms[i]!;
@@ -337,18 +365,18 @@ function keepGathered(candidates: Uint32Array, sums: Float64Array, lengthTerms: 
 }
 
 /** keepReaching with the candidates' scores given side by side (scores[i] is candidates[i]'s). */
-function keepScored(scores: Float64Array, candidates: Uint32Array, n: number, rest: number, threshold: number): number {
+function keepScored(scores: Float64Array, candidates: Uint32Array, n: number, rest: number, threshold: number, slack: number): number {
   let kept = 0;
-  for (let i = 0; i < n; i++) if (scores[i]! * (1 + SLACK) + rest >= threshold) candidates[kept++] = candidates[i]!;
+  for (let i = 0; i < n; i++) if (scores[i]! * (1 + slack) + rest >= threshold) candidates[kept++] = candidates[i]!;
   return kept;
 }
 
 /** Keeps (in order, in place) the candidates whose score plus `rest` may reach `threshold`; returns how many. */
-function keepReaching(scratch: Float64Array, candidates: Uint32Array, n: number, rest: number, threshold: number): number {
+function keepReaching(sums: Float32Array, candidates: Uint32Array, n: number, rest: number, threshold: number, slack: number): number {
   let kept = 0;
   for (let i = 0; i < n; i++) {
     const r = candidates[i]!;
-    if (scratch[2 * r]! * (1 + SLACK) + rest >= threshold) candidates[kept++] = r;
+    if (sums[r]! * (1 + slack) + rest >= threshold) candidates[kept++] = r;
   }
   return kept;
 }

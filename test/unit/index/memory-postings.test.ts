@@ -236,6 +236,36 @@ describe('bounded top-k full text (MaxScore) against scoring every posting', () 
     }
     assert.deepEqual(postings.search(words, totals, {}, 25).slice(20).map((h) => h[0]), ['r1', 'r2', 'r3', 'r4', 'r5']);
   });
+
+  it('keeps the rows whose exact scores reach the cut when the Float32 sums round them the other way (near-ties)', () => {
+    // Three words with the same idf; rows hold two of them, one once and one twice, in every arrangement:
+    // the same exact score, which the Float32 sums (added in bound order) may round an ulp apart. Under a
+    // huge average length the rows' lengths move the exact scores by less than that ulp, so the Float32
+    // sums put rows on the wrong side of the cut (at the last cut, and at the pruning after the scan when
+    // c or e is probed: "a c c" rows then reach θ only through c's bound).
+    const next = random(5);
+    const rows: PostingSourceRow[] = Array.from({ length: 5000 }, (_, i) => {
+      const content = ['a b b', 'a a b', 'a c c', 'a c c', 'b c c', 'b c c', 'y', 'y', 'y', 'y'][i % 10]!;
+      return {
+        rowid: i + 1, id: `r${i}`, document_id: 'd', document_name: 'n', available: 1,
+        content: content + (next() < 0.5 ? ' e' : '') + ' z'.repeat(1 + Math.floor(next() * 200)), important_keywords: '[]', questions: '[]',
+      };
+    });
+    const postings = DatasetPostings.build('ds', rows);
+    const idf = (stem: string) => idfOf(Math.log((5000 - postings.rowsWith(stem) + 0.5) / (postings.rowsWith(stem) + 0.5)));
+    let compared = 0;
+    for (const averageLength of [1e6, 1e7, 1e8, 3e8, 1e9]) {
+      const totals = { rowCount: 5000, averageLength };
+      for (const stems of ['a b', 'b a', 'a b c', 'c b a', 'a b c e', 'e c b a']) {
+        const words = stems.split(' ').map((stem) => ({ stem, idf: idf(stem) }));
+        for (const limit of [10, 100, 333, 700, 1500]) {
+          assert.deepEqual(postings.search(words, totals, {}, limit), postings.searchEveryPosting(words, totals, {}, limit), `${stems} limit ${limit} avgdl ${averageLength}`);
+          compared++;
+        }
+      }
+    }
+    assert.equal(compared, 150);
+  });
 });
 
 describe('indexedWords', () => {
