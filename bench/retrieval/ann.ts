@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/retrieval/ann.ts [--sizes 100000,1000000] [--queries 100] [--k 2048]
  *       [--configs usearch:16:128:f32,usearch:16:128:i8,hnswlib:16:128] [--ef 2048,4096] [--threads 0]
- *       [--seconds 900] [--modules DIR,...] [--corpus DIR] [--int8-kernels plain,relaxed] [--baselines no]
+ *       [--seconds 900] [--modules DIR,...] [--corpus DIR] [--int8-kernels plain,relaxed] [--int4-factors 0,2,3,4] [--baselines no]
  *
  * The corpus is the retrieval bench's: 384-dim random unit vectors (bench/retrieval/synthetic.ts, seed 42;
  * the questions from seed 7, as run.ts makes them). Random directions are the hardest case for a graph
@@ -26,7 +26,9 @@
  * where the libraries under evaluation were installed (npm install --no-save), besides the project;
  * --corpus DIR keeps the generated vectors and exact answers there for the next run; --int8-kernels adds, on one
  * int8 copy, the index's int8 scan with each kernel of src/index/int8-wasm.ts, alternating question by question
- * (the CPU of the kernel alone, of the coarse stage and of the whole leg); --baselines no skips the exact paths.
+ * (the CPU of the kernel alone, of the coarse stage and of the whole leg); --int4-factors adds, on one int8 copy
+ * with 4-bit rows, the coarse stage with its 4-bit first pass keeping each factor × the count (0: without the pass,
+ * scanning every int8 row), alternating question by question; --baselines no skips the exact paths.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -34,7 +36,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exactSearch, MetricKind } from 'usearch';
-import { int8Candidates } from '../../src/index/int8-candidates.js';
+import { INT4_FACTOR, int8Candidates } from '../../src/index/int8-candidates.js';
 import { Int8RowsBuilder, scanInt8, toInt8Query } from '../../src/index/int8-rows.js';
 import { useInt8Kernel, type Int8KernelKind } from '../../src/index/int8-wasm.js';
 import { SignBitCache } from '../../src/index/sign-bit-cache.js';
@@ -296,9 +298,9 @@ function nativeInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
   });
 }
 
-/** The corpus as one int8 group of the index's coarse stage (rows numbered from 1). */
-function int8Group(corpus: Corpus) {
-  const builder = new Int8RowsBuilder(corpus.size, DIMS);
+/** The corpus as one int8 group of the index's coarse stage (rows numbered from 1), with 4-bit rows if asked. */
+function int8Group(corpus: Corpus, int4 = false) {
+  const builder = new Int8RowsBuilder(corpus.size, DIMS, { int4 });
   for (let i = 0; i < corpus.size; i++) builder.set(i, corpus.vectors, i * DIMS);
   return {
     dim: DIMS,
@@ -378,6 +380,58 @@ function int8KernelsAlternating(corpus: Corpus, k: number, kernels: Int8KernelKi
   return samples.map((s, at) => ({
     kernel: kernels[at]!, scanP50: percentile(s.scan, 50), coarseP50: percentile(s.coarse, 50), coarseP95: percentile(s.coarse, 95),
     wholeP50: percentile(s.whole, 50), wholeP95: percentile(s.whole, 95), recall30: s.r30 / count, recall1024: s.r1024 / count,
+  }));
+}
+
+interface Int4Figures {
+  factor: number;
+  coarseP50: number;
+  coarseP95: number;
+  wholeP50: number;
+  wholeP95: number;
+  recall30: number;
+  recall1024: number;
+  /** Questions whose candidates are those of the scan of every int8 row. */
+  same: number;
+}
+
+/**
+ * The coarse stage of one copy with 4-bit rows, its first pass keeping each factor × k rows (0: without the
+ * pass), alternating question by question (the order rotated every question): CPU of the coarse stage
+ * (`int8Candidates`) and of the whole leg (coarse stage, then exact cosines of the candidates in JS), recall,
+ * and how many questions got exactly the candidates of the int8 scan of every row.
+ */
+function int4FactorsAlternating(corpus: Corpus, k: number, factors: number[]): Int4Figures[] {
+  const group = int8Group(corpus, true);
+  const count = corpus.queries.length / DIMS;
+  const query = (q: number) => corpus.queries.subarray(q * DIMS, (q + 1) * DIMS);
+  const samples = factors.map(() => ({ coarse: [] as number[], whole: [] as number[], r30: 0, r1024: 0, same: 0 }));
+  const ask = (q: number, at: number, record: boolean) => {
+    const vector = query(q);
+    const started = process.cpuUsage();
+    const rows = int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor: factors[at]! })!;
+    const coarse = cpuMs(started);
+    const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, vector)] as const);
+    scored.sort((a, b) => b[1] - a[1]);
+    const whole = cpuMs(started);
+    if (!record) return;
+    const today = int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor: 0 })!;
+    const sample = samples[at]!;
+    sample.coarse.push(coarse);
+    sample.whole.push(whole);
+    if (today.length === rows.length && today.every((row, i) => rows[i] === row)) sample.same++;
+    const r = recallFigures(scored.map(([row]) => row), corpus.truth, q);
+    sample.r30 += r.r30;
+    sample.r1024 += r.r1024;
+  };
+  for (let q = 0; q < Math.min(2, count); q++) factors.forEach((_, at) => ask(q, at, false));
+  for (let q = 0; q < count; q++) {
+    const order = factors.map((_, at) => (at + q) % factors.length);
+    for (const at of order) ask(q, at, true);
+  }
+  return samples.map((s, at) => ({
+    factor: factors[at]!, coarseP50: percentile(s.coarse, 50), coarseP95: percentile(s.coarse, 95),
+    wholeP50: percentile(s.whole, 50), wholeP95: percentile(s.whole, 95), recall30: s.r30 / count, recall1024: s.r1024 / count, same: s.same,
   }));
 }
 
@@ -511,6 +565,7 @@ function main(): void {
   const configs = configsArgument === 'none' ? [] : configsArgument.split(',').map(parseConfig);
   const keptCorpus = argument('corpus', '');
   const int8Kernels = argument('int8-kernels', '').split(',').filter(Boolean) as Int8KernelKind[];
+  const int4Factors = argument('int4-factors', '').split(',').filter(Boolean).map(Number);
   const baselines = argument('baselines', 'yes') !== 'no';
   const corpusDir = keptCorpus || mkdtempSync(join(tmpdir(), 'cairn-ann-corpus-'));
   mkdirSync(corpusDir, { recursive: true });
@@ -540,6 +595,15 @@ function main(): void {
         console.log('|---|---|---|---|---|---|---|');
         for (const r of int8KernelsAlternating(corpus, int8K, int8Kernels)) {
           console.log(`| ${r.kernel} | ${f(r.scanP50, 2)} | ${f((r.scanP50 * 1e6) / size)} ns | ${f(r.coarseP50, 2)} / ${f(r.coarseP95, 2)} | ${f(r.wholeP50, 2)} / ${f(r.wholeP95, 2)} | ${f(r.recall30, 3)} | ${f(r.recall1024, 3)} |`);
+        }
+        console.log('');
+      }
+      if (int4Factors.length > 0) {
+        console.log(`\ncoarse stage with a 4-bit first pass keeping factor × ${int8K} rows (0: every int8 row scanned; the index's factor ${INT4_FACTOR}), alternating question by question; CPU ms per question:\n`);
+        console.log('| factor | coarse stage p50 / p95 | whole leg p50 / p95 | recall@30 | recall@1024 | questions with today\'s candidates |');
+        console.log('|---|---|---|---|---|---|');
+        for (const r of int4FactorsAlternating(corpus, int8K, int4Factors)) {
+          console.log(`| ${r.factor} | ${f(r.coarseP50, 2)} / ${f(r.coarseP95, 2)} | ${f(r.wholeP50, 2)} / ${f(r.wholeP95, 2)} | ${f(r.recall30, 3)} | ${f(r.recall1024, 3)} | ${r.same} / ${queries} |`);
         }
         console.log('');
       }

@@ -17,12 +17,14 @@
  * int8 copies of its groups of more than INT8_MIN_ROWS rows for the coarse stage (int8-candidates.ts); a
  * dataset whose exact copy would not fit the bound gets an int8 copy alone (rows, availability, int8
  * vectors: ~400 B per 384-dim row against ~2 KB), whose candidates take their exact cosines from SQLite.
- * The bound counts every byte of both.
+ * Either kind holds 4-bit rows beside its int8 rows (for the coarse stage's first pass: ~200 B per row)
+ * when the copy with them fits the bound; else it is built without. The bound counts every byte.
  */
 import { float32DotsAt } from './cosine-wasm.js';
 import { INT8_MIN_ROWS, type ScanGroup } from './int8-candidates.js';
 import { int8BytesOf, Int8RowsBuilder } from './int8-rows.js';
 import { evictLeastRecentlyUsed, RebuildPolicy, type RebuildOptions } from './rebuild-policy.js';
+import { PAGE } from './wasm-scratch.js';
 
 /** A dataset's vectors of one dimension in an exact copy, rows ascending. */
 export interface VectorGroup extends ScanGroup {
@@ -105,15 +107,32 @@ export const BYTES_PER_ROW = 33;
 /** Bytes of an int8 copy's row id and availability flag per row. */
 const INT8_COPY_BYTES_PER_ROW = 9;
 
-/** What each kind of copy of a dataset of the given size would take, int8 rows included. */
-export function copyBytesOf({ exactBytes, groups }: ReturnType<VectorSource['sizeOf']>): Record<CopyKind, number> {
+/** What each kind of copy of a dataset of the given size would take, int8 rows included, and what 4-bit rows would add to each. */
+export function copyBytesOf({ exactBytes, groups }: ReturnType<VectorSource['sizeOf']>): Record<CopyKind, number> & { int4: Record<CopyKind, number> } {
   let exact = exactBytes;
   let int8 = 0;
+  const int4 = { exact: 0, int8: 0 };
   for (const { dim, count } of groups) {
-    if (count > INT8_MIN_ROWS) exact += int8BytesOf(count, dim);
+    const int4Bytes = int8BytesOf(count, dim, true) - int8BytesOf(count, dim);
+    if (count > INT8_MIN_ROWS) {
+      exact += int8BytesOf(count, dim);
+      int4.exact += int4Bytes;
+    }
     int8 += int8BytesOf(count, dim) + count * INT8_COPY_BYTES_PER_ROW;
+    int4.int8 += int4Bytes;
   }
-  return { exact, int8 };
+  return { exact, int8, int4 };
+}
+
+/**
+ * Which copy of a dataset of `bytes` (copyBytesOf) the bound allows: exact if it fits, and with 4-bit rows if
+ * the copy still fits with them, with a page to spare (the memory that holds the float32 vectors is
+ * rounded to whole pages with them): a copy that would not fit with 4-bit rows is built without.
+ */
+export function copyKindOf(bytes: ReturnType<typeof copyBytesOf>, maxBytes: number): { kind: CopyKind; int4: boolean; bytes: number } {
+  const kind: CopyKind = bytes.exact <= maxBytes ? 'exact' : 'int8';
+  const int4 = bytes[kind] + bytes.int4[kind] + PAGE <= maxBytes;
+  return { kind, int4, bytes: bytes[kind] + (int4 ? bytes.int4[kind] : 0) };
 }
 
 const shared = <T>(Type: { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number }, length: number) =>
@@ -153,13 +172,18 @@ function idBytesOf(ids: string[]): { idBytes: Uint8Array; idOffsets: Uint32Array
   return { idBytes, idOffsets };
 }
 
+/** Options of a copy's build: `int4`, 4-bit rows beside the int8 rows (int8-rows.ts). */
+export interface CopyOptions {
+  int4?: boolean;
+}
+
 /** Reads the groups into shared memory: an exact copy. */
-export function buildDatasetVectors(datasetId: string, generation: number, groups: VectorRows[]): ExactDatasetVectors {
+export function buildDatasetVectors(datasetId: string, generation: number, groups: VectorRows[], options: CopyOptions = {}): ExactDatasetVectors {
   const documents: [string, string][] = [];
   const documentIndex = new Map<string, number>();
   const built = groups.map(({ dim, count, rows: source }): VectorGroup => {
     const rows = shared(Float64Array, count);
-    const int8 = count > INT8_MIN_ROWS ? new Int8RowsBuilder(count, dim, { floats: true }) : undefined;
+    const int8 = count > INT8_MIN_ROWS ? new Int8RowsBuilder(count, dim, { floats: true, int4: options.int4 }) : undefined;
     // In the int8 rows' WebAssembly memory where it has room: the exact cosines are computed there.
     const vectors = int8?.floats ?? shared(Float32Array, count * dim);
     const norms = shared(Float64Array, count);
@@ -196,11 +220,11 @@ export function buildDatasetVectors(datasetId: string, generation: number, group
 }
 
 /** Reads the groups' row ids, availability and int8 rows into shared memory: an int8 copy. */
-export function buildInt8DatasetVectors(datasetId: string, generation: number, groups: VectorRows[]): Int8DatasetVectors {
+export function buildInt8DatasetVectors(datasetId: string, generation: number, groups: VectorRows[], options: CopyOptions = {}): Int8DatasetVectors {
   const built = groups.map(({ dim, count, rows: source }): ScanGroup => {
     const rows = shared(Float64Array, count);
     const available = shared(Uint8Array, count);
-    const int8 = new Int8RowsBuilder(count, dim);
+    const int8 = new Int8RowsBuilder(count, dim, { int4: options.int4 });
     const vector = new Float32Array(dim);
     const vectorBytes = new Uint8Array(vector.buffer);
     let i = 0;
@@ -427,19 +451,18 @@ export class VectorCopies {
     if (!this.rebuilds.isDue(id, generation, cached?.buildMs)) return undefined;
     // A build on its way is not sized again.
     if (this.rebuilds.isScheduled(id)) return undefined;
-    const bytes = copyBytesOf(this.source.sizeOf(id));
-    const kind: CopyKind = bytes.exact <= this.options.maxBytes ? 'exact' : 'int8';
-    if (!this.rebuilds.fits(id, generation, bytes[kind])) return undefined;
-    this.rebuilds.scheduleBuild(id, () => this.build(id, kind));
+    const { kind, int4, bytes } = copyKindOf(copyBytesOf(this.source.sizeOf(id)), this.options.maxBytes);
+    if (!this.rebuilds.fits(id, generation, bytes)) return undefined;
+    this.rebuilds.scheduleBuild(id, () => this.build(id, kind, { int4 }));
     const entry = this.copies.get(id);
     // Written between the generation check and the build's read: the copy serves a later search.
     return entry?.copy.generation === generation ? entry : undefined;
   }
 
   /** Builds the dataset's copy unless another connection of the process is building one. */
-  private build(id: string, kind: CopyKind): void {
+  private build(id: string, kind: CopyKind, options: CopyOptions): void {
     const buildCopy = kind === 'exact' ? buildDatasetVectors : buildInt8DatasetVectors;
-    const done = this.rebuilds.buildLocked(() => this.source.read(id, (generation, groups) => buildCopy(id, generation, groups)));
+    const done = this.rebuilds.buildLocked(() => this.source.read(id, (generation, groups) => buildCopy(id, generation, groups, options)));
     if (!done) return;
     const { built: copy, buildMs } = done;
     if (!this.rebuilds.fits(id, copy.generation, copy.bytes)) {

@@ -1,0 +1,227 @@
+/**
+ * The 4-bit first pass of the coarse stage (int8-rows.ts, int8-candidates.ts): scores of a question with
+ * 4-bit rows, and int8 scores of listed rows only (to rescore the 4-bit pass's best), in relaxed SIMD over
+ * the int8 rows' shared `WebAssembly.Memory`. Only for the relaxed int8 kernel (int8-wasm.ts): where a
+ * runtime has the plain kernel only, the coarse stage scans the int8 rows as before.
+ *
+ * A 4-bit row holds, per 32 dimensions, 16 bytes: the low nibbles are dimensions 0..15, the high nibbles
+ * 16..31, each value v in -7..7 (the int8 row's value × 7 / 127, rounded) stored as v + 8 (1..15; the padding
+ * 8, against a question padded with 0).
+ * The question is int8 (the relaxed int8 query's ±63 values), the first, signed operand of
+ * `i16x8.relaxed_dot_i8x16_i7x16_s`; the nibbles (0..15, inside the 0..127 where the instruction is exact on
+ * x64 and ARM) the second: Σ q · (v + 8) − 8 · Σq = Σ q · v, with 8 · Σq passed per question (`offset`).
+ * A pair of products is at most 2 · 63 · 15 = 1,890 in i16 (3,810 at ±127): four dot products (64
+ * dimensions) are added in i16 before `i32x4.dot_i16x8_s` against ones widens them, far below 2^15.
+ *
+ *   (module
+ *     (import "env" "memory" (memory 0 65536 shared))
+ *     ;; out[i] = f32(Σ_j q[j] · nibble(i, j) − offset) · scales[i], i < n; rows of `stride` bytes (a multiple of 16).
+ *     (func (export "scores") (param $q i32) (param $rows i32) (param $n i32) (param $stride i32)
+ *                             (param $scales i32) (param $out i32) (param $offset i32)
+ *       (local $end i32) (local $p i32) (local $qq i32) (local $acc v128) (local $v v128)
+ *       (local.set $end (i32.add (local.get $out) (i32.shl (local.get $n) (i32.const 2))))
+ *       (block (loop
+ *         (br_if 1 (i32.ge_u (local.get $out) (local.get $end)))
+ *         (local.set $acc (v128.const i32x4 0 0 0 0))
+ *         (local.set $p (local.get $rows))
+ *         (local.set $rows (i32.add (local.get $rows) (local.get $stride)))
+ *         (local.set $qq (local.get $q))
+ *         (if (i32.and (local.get $stride) (i32.const 16)) (then
+ *           (local.set $acc (i32x4.dot_i16x8_s (HALF 0) (ONES)))
+ *           (local.set $qq (i32.add (local.get $qq) (i32.const 32)))
+ *           (local.set $p (i32.add (local.get $p) (i32.const 16)))))
+ *         (block (br_if 0 (i32.ge_u (local.get $p) (local.get $rows)))
+ *           (loop
+ *             (local.set $acc (i32x4.add (local.get $acc) (i32x4.dot_i16x8_s (i16x8.add (HALF 0) (HALF 16)) (ONES))))
+ *             (local.set $qq (i32.add (local.get $qq) (i32.const 64)))
+ *             (local.set $p (i32.add (local.get $p) (i32.const 32)))
+ *             (br_if 0 (i32.lt_u (local.get $p) (local.get $rows)))))
+ *         (f32.store (local.get $out) (f32.mul (f32.load (local.get $scales)) (f32.convert_i32_s
+ *           (i32.sub (Σ lanes of $acc) (local.get $offset)))))
+ *         (local.set $scales (i32.add (local.get $scales) (i32.const 4)))
+ *         (local.set $out (i32.add (local.get $out) (i32.const 4)))
+ *         (br 0))))
+ *
+ *   where (HALF at), 32 dimensions from the row's bytes at $p + at and the question's at $qq + 2 · at, is
+ *     (i16x8.add
+ *       (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=2·at (local.get $qq))
+ *         (v128.and (local.tee $v (v128.load offset=at (local.get $p))) (v128.const i8x16 15 ...)))
+ *       (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=2·at+16 (local.get $qq)) (i8x16.shr_u (local.get $v) (i32.const 4))))
+ *   and (ONES) is (v128.const i16x8 1 1 1 1 1 1 1 1).
+ *
+ *     ;; The relaxed int8 kernel's scores (int8-wasm.ts) of the rows at positions[k], k < n, into
+ *     ;; out[positions[k]] (the question as u8 plus 64, the rows' sums for the 64 · Σrow taken off).
+ *     (func (export "scoresAt") (param $q i32) (param $rows i32) (param $positions i32) (param $n i32) (param $stride i32)
+ *                               (param $scales i32) (param $out i32) (param $sums i32)
+ *       (local $end i32) (local $p i32) (local $qq i32) (local $acc v128) (local $at i32) (local $rowEnd i32)
+ *       (local.set $end (i32.add (local.get $positions) (i32.shl (local.get $n) (i32.const 2))))
+ *       (block (loop
+ *         (br_if 1 (i32.ge_u (local.get $positions) (local.get $end)))
+ *         (local.set $at (i32.shl (i32.load (local.get $positions)) (i32.const 2)))
+ *         (local.set $p (i32.add (local.get $rows) (i32.mul (i32.load (local.get $positions)) (local.get $stride))))
+ *         (local.set $rowEnd (i32.add (local.get $p) (local.get $stride)))
+ *         ... the relaxed int8 kernel's row, to $rowEnd ...
+ *         (f32.store (i32.add (local.get $out) (local.get $at)) (f32.mul (f32.load (i32.add (local.get $scales) (local.get $at)))
+ *           (f32.convert_i32_s (i32.sub (Σ lanes of $acc) (i32.shl (i32.load (i32.add (local.get $sums) (local.get $at))) (i32.const 6))))))
+ *         (local.set $positions (i32.add (local.get $positions) (i32.const 4)))
+ *         (br 0))))
+ */
+import { functionBody, get, i32, memarg, name, section, set, simd, unsignedLeb } from './wasm-assembly.js';
+
+const V128_LOAD = 0x00, V128_CONST = 0x0c, I32X4_EXTRACT_LANE = 0x1b, V128_AND = 0x4e, I16X8_SHR_U = 0x8d;
+const I16X8_ADD = 0x8e, I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba, I16X8_RELAXED_DOT_I8X16_I7X16_S = 0x112;
+const BLOCK = 0x02, LOOP = 0x03, IF = 0x04, END = 0x0b, BR = 0x0c, BR_IF = 0x0d, VOID = 0x40, TEE = 0x22;
+const I32_LOAD = 0x28, F32_LOAD = 0x2a, F32_STORE = 0x38, I32_LT_U = 0x49, I32_GE_U = 0x4f;
+const I32_ADD = 0x6a, I32_SUB = 0x6b, I32_MUL = 0x6c, I32_AND = 0x71, I32_SHL = 0x74, F32_MUL = 0x94, F32_CONVERT_I32_S = 0xb2;
+const I32_TYPE = 0x7f, V128_TYPE = 0x7b;
+
+const ZERO = simd(V128_CONST, ...new Array(16).fill(0));
+const ONES = simd(V128_CONST, ...Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? 1 : 0)));
+const LOW_NIBBLES = simd(V128_CONST, ...new Array(16).fill(15));
+const sumOfLanes = (acc: number) => [
+  ...get(acc), ...simd(I32X4_EXTRACT_LANE, 0), ...get(acc), ...simd(I32X4_EXTRACT_LANE, 1), I32_ADD,
+  ...get(acc), ...simd(I32X4_EXTRACT_LANE, 2), ...get(acc), ...simd(I32X4_EXTRACT_LANE, 3), I32_ADD, I32_ADD,
+];
+const advance = (locals: number[], bytes: number[]) => locals.flatMap((local, k) => [...get(local), ...i32(bytes[k]!), I32_ADD, ...set(local)]);
+
+// "scores" locals: 0 $q, 1 $rows, 2 $n, 3 $stride, 4 $scales, 5 $out, 6 $offset, 7 $end, 8 $p, 9 $qq, 10 $acc, 11 $v,
+// 12 $mask, 13 $ones (the constants in locals: V8 would build them again at every use).
+/** 32 dimensions as eight i16 sums of pairs: the row's 16 bytes at $p + at, the question's 32 at $qq + 2 · at. */
+const half = (at: number) => [
+  ...get(9), ...simd(V128_LOAD, ...memarg(0, 2 * at)),
+  ...get(8), ...simd(V128_LOAD, ...memarg(0, at)), TEE, 11, ...get(12), ...simd(V128_AND),
+  ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S),
+  ...get(9), ...simd(V128_LOAD, ...memarg(0, 2 * at + 16)),
+  ...get(11), ...i32(4), ...simd(I16X8_SHR_U), ...get(12), ...simd(V128_AND),
+  ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S),
+  ...simd(I16X8_ADD),
+];
+const SCORES4 = [
+  0x02, 0x03, I32_TYPE, 0x04, V128_TYPE, // locals: 3 × i32 ($end $p $qq), 4 × v128 ($acc $v $mask $ones)
+  ...get(5), ...get(2), ...i32(2), I32_SHL, I32_ADD, ...set(7),
+  ...LOW_NIBBLES, ...set(12), ...ONES, ...set(13),
+  BLOCK, VOID, LOOP, VOID,
+  ...get(5), ...get(7), I32_GE_U, BR_IF, 1,
+  ...ZERO, ...set(10),
+  ...get(1), ...set(8),
+  ...get(1), ...get(3), I32_ADD, ...set(1),
+  ...get(0), ...set(9),
+  ...get(3), ...i32(16), I32_AND, IF, VOID,
+  ...half(0), ...get(13), ...simd(I32X4_DOT_I16X8_S), ...set(10),
+  ...advance([9, 8], [32, 16]),
+  END,
+  BLOCK, VOID,
+  ...get(8), ...get(1), I32_GE_U, BR_IF, 0,
+  LOOP, VOID,
+  ...get(10), ...half(0), ...half(16), ...simd(I16X8_ADD), ...get(13), ...simd(I32X4_DOT_I16X8_S), ...simd(I32X4_ADD), ...set(10),
+  ...advance([9, 8], [64, 32]),
+  ...get(8), ...get(1), I32_LT_U, BR_IF, 0,
+  END, END,
+  ...get(5),
+  ...get(4), F32_LOAD, ...memarg(2),
+  ...sumOfLanes(10), ...get(6), I32_SUB, F32_CONVERT_I32_S,
+  F32_MUL, F32_STORE, ...memarg(2),
+  ...advance([4, 5], [4, 4]),
+  BR, 0, END, END,
+  END,
+];
+
+// "scoresAt" locals: 0 $q, 1 $rows, 2 $positions, 3 $n, 4 $stride, 5 $scales, 6 $out, 7 $sums,
+// 8 $end, 9 $p, 10 $qq, 11 $acc, 12 $at, 13 $rowEnd.
+/** Σ of 16 products of the int8 row at $p and the u8 question at $qq, `offset` bytes on, into four i32 lanes. */
+const int8Block = (offset: number) => [
+  ...get(9), ...simd(V128_LOAD, ...memarg(0, offset)), ...get(10), ...simd(V128_LOAD, ...memarg(0, offset)),
+  ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S), ...ONES, ...simd(I32X4_DOT_I16X8_S),
+];
+const SCORES_AT = [
+  0x03, 0x03, I32_TYPE, 0x01, V128_TYPE, 0x02, I32_TYPE, // locals: 3 × i32 ($end $p $qq), v128 $acc, 2 × i32 ($at $rowEnd)
+  ...get(2), ...get(3), ...i32(2), I32_SHL, I32_ADD, ...set(8),
+  BLOCK, VOID, LOOP, VOID,
+  ...get(2), ...get(8), I32_GE_U, BR_IF, 1,
+  ...get(2), I32_LOAD, ...memarg(2), ...i32(2), I32_SHL, ...set(12),
+  ...get(1), ...get(2), I32_LOAD, ...memarg(2), ...get(4), I32_MUL, I32_ADD, ...set(9),
+  ...get(9), ...get(4), I32_ADD, ...set(13),
+  ...ZERO, ...set(11),
+  ...get(0), ...set(10),
+  ...get(4), ...i32(16), I32_AND, IF, VOID,
+  ...int8Block(0), ...set(11),
+  ...advance([10, 9], [16, 16]),
+  END,
+  BLOCK, VOID,
+  ...get(9), ...get(13), I32_GE_U, BR_IF, 0,
+  LOOP, VOID,
+  ...get(11), ...int8Block(0), ...simd(I32X4_ADD), ...int8Block(16), ...simd(I32X4_ADD), ...set(11),
+  ...advance([10, 9], [32, 32]),
+  ...get(9), ...get(13), I32_LT_U, BR_IF, 0,
+  END, END,
+  ...get(6), ...get(12), I32_ADD,
+  ...get(5), ...get(12), I32_ADD, F32_LOAD, ...memarg(2),
+  ...sumOfLanes(11),
+  ...get(7), ...get(12), I32_ADD, I32_LOAD, ...memarg(2), ...i32(6), I32_SHL, I32_SUB, F32_CONVERT_I32_S,
+  F32_MUL, F32_STORE, ...memarg(2),
+  ...advance([2], [4]),
+  BR, 0, END, END,
+  END,
+];
+
+const MODULE = Uint8Array.from([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+  ...section(1, [0x02, 0x60, 7, ...new Array(7).fill(I32_TYPE), 0x00, 0x60, 8, ...new Array(8).fill(I32_TYPE), 0x00]),
+  // memory import: shared (flags 3), minimum 0, maximum 65536 pages.
+  ...section(2, [0x01, ...name('env'), ...name('memory'), 0x02, 0x03, 0x00, ...unsignedLeb(65536)]),
+  ...section(3, [0x02, 0x00, 0x01]),
+  ...section(7, [0x02, ...name('scores'), 0x00, 0x00, ...name('scoresAt'), 0x00, 0x01]),
+  ...section(10, [0x02, ...functionBody(SCORES4), ...functionBody(SCORES_AT)]),
+]);
+
+/** The module's functions; all addresses are byte offsets into the memory. */
+export interface Int4Kernels {
+  /** out[i] = (Σ_j q[j] · nibble(i, j) − offset) · scales[i], i < n; the question i8, `stride` / 16 × 32 bytes. */
+  scores(q: number, rows: number, n: number, stride: number, scales: number, out: number, offset: number): void;
+  /** The relaxed int8 kernel's scores of the rows at positions[k] (i32), k < n, into out[positions[k]]. */
+  scoresAt(q: number, rows: number, positions: number, n: number, stride: number, scales: number, out: number, sums: number): void;
+}
+
+let compiled: WebAssembly.Module | undefined;
+
+/** The module instantiated on `memory`; only where the relaxed int8 kernel is this thread's (it enables relaxed SIMD). */
+export function int4Kernels(memory: WebAssembly.Memory): Int4Kernels {
+  compiled ??= new WebAssembly.Module(MODULE);
+  return new WebAssembly.Instance(compiled, { env: { memory } }).exports as unknown as Int4Kernels;
+}
+
+/** Bytes of a 4-bit row of `dim` components: 16 per 32 dimensions. */
+export const int4StrideOf = (dim: number) => Math.ceil(dim / 32) * 16;
+
+/** The 4-bit value of each int8 value v (at v + 127): ±7 at ±127, rounded. */
+const INT4_OF_INT8 = Int8Array.from({ length: 255 }, (_, k) => Math.round(((k - 127) * 7) / 127));
+
+/**
+ * Writes the 4-bit row of the int8 row of `dim` values at `from` (values -7..7, from the int8 ones) at `at`
+ * in the layout the kernel reads, padding with 8 (zero); returns the sum of the squares of its values.
+ */
+export function writeInt4Row(int8: Int8Array, from: number, out: Uint8Array, at: number, dim: number): number {
+  const stride = int4StrideOf(dim);
+  let squares = 0;
+  for (let b = 0; b < stride; b += 16) {
+    for (let k = 0; k < 16; k++) {
+      const low = 2 * b + k, high = low + 16;
+      const lowValue = low < dim ? INT4_OF_INT8[int8[from + low]! + 127]! : 0;
+      const highValue = high < dim ? INT4_OF_INT8[int8[from + high]! + 127]! : 0;
+      squares += lowValue * lowValue + highValue * highValue;
+      out[at + b + k] = (lowValue + 8) | ((highValue + 8) << 4);
+    }
+  }
+  return squares;
+}
+
+/** Writes the question (int8 values) at `at` as the 4-bit kernel reads it, zero-padded to `int4StrideOf(dim) × 2` bytes; returns its `offset`. */
+export function writeInt4Question(memory: WebAssembly.Memory, at: number, values: ArrayLike<number>, dim: number): number {
+  const question = new Int8Array(memory.buffer, at, int4StrideOf(dim) * 2).fill(0);
+  let sum = 0;
+  for (let j = 0; j < dim; j++) {
+    question[j] = values[j]!;
+    sum += values[j]!;
+  }
+  return 8 * sum;
+}
