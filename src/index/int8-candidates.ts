@@ -33,6 +33,13 @@ export interface CandidateFilter {
   rows?: ReadonlySet<number>;
 }
 
+/** The coarse stage's candidates in order: each one's row id, and where it is (its group, its position there). */
+export interface Candidates {
+  rows: number[];
+  groups: ScanGroup[];
+  positions: number[];
+}
+
 /**
  * Row ids of the `count` rows (of groups of the query's dimension) nearest to `vector` by int8 cosine,
  * within the filter, plus every row of the groups without an int8 copy; undefined when a group cannot be
@@ -40,18 +47,27 @@ export interface CandidateFilter {
  * 4-bit pass keeps (0: no 4-bit pass; for the bench).
  */
 export function int8Candidates(
-  groups: ScanGroup[], vector: ArrayLike<number>, filter: CandidateFilter, count: number, { int4Factor = INT4_FACTOR } = {},
+  groups: ScanGroup[], vector: ArrayLike<number>, filter: CandidateFilter, count: number, options: { int4Factor?: number } = {},
 ): number[] | undefined {
+  return int8CandidatesAt(groups, vector, filter, count, options)?.rows;
+}
+
+/** int8Candidates with where each candidate is, so that the exact stage need not look its row up. */
+export function int8CandidatesAt(
+  groups: ScanGroup[], vector: ArrayLike<number>, filter: CandidateFilter, count: number, { int4Factor = INT4_FACTOR } = {},
+): Candidates | undefined {
   const dim = vector.length;
   const scoped = groups.filter((g) => g.dim === dim);
-  const all: number[] = [];
+  const candidates: Candidates = { rows: [], groups: [], positions: [] };
   const query = toInt8Query(vector, dim);
   // A zero question has no cosine with anything (as in SQL): no candidates.
-  if (!query) return [];
+  if (!query) return candidates;
   const withInt8 = scoped.filter((group): group is ScanGroup & { int8: Int8Rows } => group.int8 !== undefined);
   for (const group of scoped) {
     if (group.int8) continue;
-    for (let i = 0; i < group.rows.length; i++) if (accepts(group, i, filter)) all.push(group.rows[i]!);
+    const positions: number[] = [];
+    for (let i = 0; i < group.rows.length; i++) if (accepts(group, i, filter)) positions.push(i);
+    add(candidates, [{ group, positions }]);
   }
   // The 4-bit pass only where every group has it: one ranking across the groups.
   if (int4Factor > 0 && withInt8.length > 0 && withInt8.every((group) => group.int8.int4)) {
@@ -61,7 +77,7 @@ export function int8Candidates(
       if (!scan) break;
       scanned.push({ group, scan });
     }
-    if (scanned.length === withInt8.length) return all.concat(rescored(scanned, filter, count, Math.ceil(count * int4Factor)));
+    if (scanned.length === withInt8.length) return add(candidates, rescored(scanned, filter, count, Math.ceil(count * int4Factor)));
   }
   const scanned: { group: ScanGroup; scan: Int8Scan }[] = [];
   for (const group of withInt8) {
@@ -69,14 +85,26 @@ export function int8Candidates(
     if (!scan) return undefined;
     scanned.push({ group, scan });
   }
-  return all.concat(rowsOf(best(above(scanned, filter, count), filter, count)));
+  return add(candidates, best(above(scanned, filter, count), filter, count));
 }
 
 /** The best `first` rows by 4-bit score, then of those the best `count` by int8 score. */
-function rescored(scanned: { group: ScanGroup; scan: Int4Scan }[], filter: CandidateFilter, count: number, first: number): number[] {
+function rescored(scanned: { group: ScanGroup; scan: Int4Scan }[], filter: CandidateFilter, count: number, first: number): Found[] {
   const kept = best(above(scanned, filter, first), filter, first);
   for (const { scan, positions } of kept) scan.rescore(positions);
-  return rowsOf(best(kept, filter, count));
+  return best(kept, filter, count);
+}
+
+/** Appends the rows found, group by group, to the candidates. */
+function add(candidates: Candidates, found: { group: ScanGroup; positions: ArrayLike<number> }[]): Candidates {
+  for (const { group, positions } of found) {
+    for (let k = 0; k < positions.length; k++) {
+      candidates.rows.push(group.rows[positions[k]!]!);
+      candidates.groups.push(group);
+      candidates.positions.push(positions[k]!);
+    }
+  }
+  return candidates;
 }
 
 /** Every this many scores, one is sampled to place the threshold. */
@@ -90,8 +118,6 @@ interface Found<S extends Int8Scan = Int8Scan> {
   scan: S;
   positions: ArrayLike<number>;
 }
-
-const rowsOf = (found: Found[]) => found.flatMap(({ group, positions }) => Array.from(positions, (i) => group.rows[i]!));
 
 /**
  * Per group, the positions whose scores are above a threshold that at least `count` rows the filter accepts

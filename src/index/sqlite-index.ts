@@ -11,7 +11,7 @@ import { ensureChunkSchema } from './sqlite-schema.js';
 import { prepareStatements, toCandidate, toChunk, type ChunkRow, type HitRow, type Statements } from './sqlite-statements.js';
 import { ChunkNotFoundError } from './types.js';
 import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkLoadOptions, ChunkPatch, IndexedChunk } from './types.js';
-import { int8Candidates } from './int8-candidates.js';
+import { int8CandidatesAt } from './int8-candidates.js';
 import { BYTES_PER_ROW, DEFAULT_VECTORS_BYTES, toQuery, VectorCopies, type DatasetVectors, type ExactDatasetVectors, type VectorRow } from './vector-copies.js';
 import { cosinesOfIds, hitsOfRows } from './vector-hits.js';
 import { toFloat32Blob, toSignBits } from './vector-codec.js';
@@ -454,16 +454,17 @@ export class SqliteChunkIndex implements ChunkIndex {
         : undefined;
       const count = (oversample: number) => Math.max(MIN_COARSE_CANDIDATES, Math.ceil(limit * oversample));
       const copies = this.vectors.current(filter.datasetIds, this.generationsOf(filter.datasetIds));
-      let coarse = copies && this.int8CoarseStage && int8Candidates(
+      const located = copies && this.int8CoarseStage ? int8CandidatesAt(
         copies.flatMap((c) => c.groups), vector, { availableOnly: filter.availableOnly, rows },
         count(Number.isFinite(this.vectorOversample) ? Math.min(this.vectorOversample, INT8_OVERSAMPLE) : Infinity),
-      );
+      ) : undefined;
       // The int8 copies serve these datasets: their sign bits are not needed (reloaded if a copy is dropped).
-      if (coarse) this.signBits.forget(filter.datasetIds);
-      else coarse = this.signBits.nearest(toSignBits(vector), vector.length, { datasetIds: filter.datasetIds, availableOnly: filter.availableOnly, rows }, count(this.vectorOversample));
+      if (located) this.signBits.forget(filter.datasetIds);
+      const coarse = located?.rows
+        ?? this.signBits.nearest(toSignBits(vector), vector.length, { datasetIds: filter.datasetIds, availableOnly: filter.availableOnly, rows }, count(this.vectorOversample));
       if (coarse.length === 0) return [];
       const exact = copies?.filter((c): c is ExactDatasetVectors => c.kind === 'exact');
-      if (exact && exact.length === copies!.length) return hitsOfRows(exact, coarse, toQuery(vector), filter, limit);
+      if (exact && exact.length === copies!.length) return hitsOfRows(exact, coarse, toQuery(vector), filter, limit, located);
       const ranked = this.sql.cosinesOfRows.all({ rows: ids(coarse), bytes: vector.length * 4, vector: toFloat32Blob(vector) }) as RankedRow[];
       ranked.sort((a, b) => b[1] - a[1]);
       return this.scopedHits(ranked, filter, limit);

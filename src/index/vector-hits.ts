@@ -4,6 +4,7 @@
  * it holds are those of the tables, and the hits are the ones the SQL path (cosinesOfRows + scopedHits in
  * sqlite-index.ts) gives, in the same order, with the same scores.
  */
+import type { Candidates } from './int8-candidates.js';
 import { bestRows } from './top-rows.js';
 import type { HitRow } from './sqlite-statements.js';
 import type { ChunkFilter } from './types.js';
@@ -11,9 +12,13 @@ import { cosinesAt, idAt, positionOf, positionOfId, type ExactDatasetVectors, ty
 
 /**
  * The best `limit` of `rows` (candidates from the datasets of `copies`) by cosine with the query that pass
- * the filter's availability and documents, as hits. Equal cosines keep the order of `rows`.
+ * the filter's availability and documents, as hits. Equal cosines keep the order of `rows`. `known`: the
+ * group and position of each row (the int8 stage's candidates), found by search in the groups when absent.
  */
-export function hitsOfRows(copies: ExactDatasetVectors[], rows: number[], query: Query, filter: ChunkFilter, limit: number): HitRow[] {
+export function hitsOfRows(
+  copies: ExactDatasetVectors[], rows: number[], query: Query, filter: ChunkFilter, limit: number,
+  known?: Pick<Candidates, 'groups' | 'positions'>,
+): HitRow[] {
   const dim = query.values.length;
   const documents = filter.documentIds ? new Set(filter.documentIds) : undefined;
   // The candidates that are hits (a cosine, and passing the filter): their places k in `rows` and cosines.
@@ -31,7 +36,7 @@ export function hitsOfRows(copies: ExactDatasetVectors[], rows: number[], query:
       const positions: number[] = [];
       for (let k = 0; k < rows.length; k++) {
         if (where[k]! >= 0) continue;
-        const position = positionOf(group.rows, rows[k]!);
+        const position = known ? (known.groups[k] === group ? known.positions[k]! : -1) : positionOf(group.rows, rows[k]!);
         if (position < 0) continue;
         found.push(k);
         positions.push(position);
