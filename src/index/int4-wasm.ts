@@ -46,7 +46,7 @@
  *     (i16x8.add
  *       (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=2·at (local.get $qq))
  *         (v128.and (local.tee $v (v128.load offset=at (local.get $p))) (v128.const i8x16 15 ...)))
- *       (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=2·at+16 (local.get $qq)) (i8x16.shr_u (local.get $v) (i32.const 4))))
+ *       (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=2·at+16 (local.get $qq)) (v128.and (i16x8.shr_u (local.get $v) (i32.const 4)) (v128.const i8x16 15 ...))))
  *   and (ONES) is (v128.const i16x8 1 1 1 1 1 1 1 1).
  *
  *     ;; The relaxed int8 kernel's scores (int8-wasm.ts) of the rows at positions[k], k < n, into
