@@ -324,15 +324,19 @@ function wasmInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
   });
 }
 
-interface KernelFigures {
-  kernel: Int8KernelKind;
-  scanP50: number;
+/** CPU ms of the coarse stage and of the whole leg, and the leg's recall, of one way of scanning. */
+interface CoarseFigures {
   coarseP50: number;
   coarseP95: number;
   wholeP50: number;
   wholeP95: number;
   recall30: number;
   recall1024: number;
+}
+
+interface KernelFigures extends CoarseFigures {
+  kernel: Int8KernelKind;
+  scanP50: number;
 }
 
 /**
@@ -383,14 +387,8 @@ function int8KernelsAlternating(corpus: Corpus, k: number, kernels: Int8KernelKi
   }));
 }
 
-interface Int4Figures {
+interface Int4Figures extends CoarseFigures {
   factor: number;
-  coarseP50: number;
-  coarseP95: number;
-  wholeP50: number;
-  wholeP95: number;
-  recall30: number;
-  recall1024: number;
   /** Questions whose candidates are those of the scan of every int8 row. */
   same: number;
 }
