@@ -76,6 +76,16 @@ describe('the 4-bit first pass of the coarse stage (int4-wasm.ts, int8-rows.ts, 
     });
   }
 
+  it('scores every row whatever the count, odd or even (two rows a pass, the last one alone)', () => {
+    for (const dim of [16, 48, 96, 128, 160, 384]) {
+      const query = toInt8Query(vectorsOf(4, dim, 500 + dim).subarray(3 * dim), dim, 'relaxed')!;
+      for (const count of [1, 2, 3, 4, 5, 8, 9]) {
+        const vectors = vectorsOf(count, dim, 600 + dim + count);
+        assert.deepEqual(Array.from(scanInt4(rowsOf(vectors, dim), query)!.scores), expectedInt4Scores(vectors, dim, query), `${count} rows of ${dim}`);
+      }
+    }
+  });
+
   it('has no 4-bit pass for a question of the plain kernel, or rows without 4-bit rows', () => {
     const vectors = vectorsOf(10, 32, 3);
     assert.equal(scanInt4(rowsOf(vectors, 32), toInt8Query(vectors.subarray(0, 32), 32, 'plain')!), undefined);
