@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs the TypeScript suite (mocha) on the embedded profile, then the scale-out profile's conformance
-# run (PostgreSQL + Milvus + S3, docs/scale-out.md "Testing") with the Python client's suite (pytest)
-# beside it, and the typecheck (tsc) beside all of it; prints one closing line "N passed, N failed" over
-# everything (a failed typecheck counts as one failure). Exits non-zero when anything failed.
-# The parts that run side by side each start their own servers; they wait on servers more than they
-# compute, so on 2 cores running them together saves ~3 minutes of the ~20.
+# Runs the TypeScript suite (mocha) on the embedded profile, its unit tests beside its integration tests,
+# then the scale-out profile's conformance run (PostgreSQL + Milvus + S3, docs/scale-out.md "Testing") with
+# the Python client's suite (pytest) beside it, and the typecheck (tsc) beside all of it; prints one closing
+# line "N passed, N failed" over everything (a failed typecheck counts as one failure). Exits non-zero when
+# anything failed. The parts that run side by side each start their own servers. The integration tests wait
+# on servers more than they compute (~40% of 2 cores idle alone), so the unit tests (~4 minutes of one core)
+# fit beside them, as pytest fits beside the scale-out run.
 # With arguments, runs only mocha on those files (on the profile CAIRN_TEST_PROFILE names) and pytest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,17 +32,29 @@ full=true
 if [ $# -gt 0 ]; then
   full=false
 else
-  set -- 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts'
+  set -- 'test/integration/**/*.test.ts'
 fi
 
 tsc_pid=
+unit_pid=
 if $full; then
   (npx tsc --noEmit > "$counts/tsc.log" 2>&1; echo $? > "$counts/tsc.rc") &
   tsc_pid=$!
+  CAIRN_TEST_COUNTS="$counts/mocha-unit.json" npx mocha --reporter test/reporter.cjs 'test/unit/**/*.test.ts' > "$counts/unit.log" 2>&1 &
+  unit_pid=$!
 fi
 
 CAIRN_TEST_COUNTS="$counts/mocha.json" npx mocha --reporter test/reporter.cjs "$@"
 mocha_rc=$?
+
+unit_rc=0
+if [ -n "$unit_pid" ]; then
+  wait "$unit_pid"
+  unit_rc=$?
+  echo
+  echo "== unit tests (mocha: test/unit, run beside the integration tests) =="
+  cat "$counts/unit.log"
+fi
 
 py_pid=
 if [ -d clients/python/tests ] && [ -z "${CAIRN_SKIP_PYTEST:-}" ]; then
@@ -74,15 +87,15 @@ if [ -n "$tsc_pid" ]; then
   if [ "$tsc_rc" = 0 ]; then echo "== typecheck (tsc --noEmit): passed =="; else echo "== typecheck (tsc --noEmit): FAILED =="; cat "$counts/tsc.log"; fi
 fi
 
-.venv/bin/python - "$counts" "$mocha_rc" "$scale_rc" "$py_rc" "$tsc_rc" <<'PY'
+.venv/bin/python - "$counts" "$mocha_rc" "$unit_rc" "$scale_rc" "$py_rc" "$tsc_rc" <<'PY'
 import json, os, sys
 import xml.etree.ElementTree as ET
-d, mocha_rc, scale_rc, py_rc, tsc_rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+d, mocha_rc, unit_rc, scale_rc, py_rc, tsc_rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 passed = failed = skipped = 0
 if tsc_rc != 0:
     failed += 1  # the typecheck
-# One mocha run per profile; each writes its own counts.
-for name, rc in (("mocha.json", mocha_rc), ("mocha-scale-out.json", scale_rc)):
+# Each mocha run writes its own counts.
+for name, rc in (("mocha.json", mocha_rc), ("mocha-unit.json", unit_rc), ("mocha-scale-out.json", scale_rc)):
     m = os.path.join(d, name)
     if os.path.exists(m):
         c = json.load(open(m))
