@@ -317,7 +317,7 @@ function int8Group(corpus: Corpus, int4 = false) {
 function wasmInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
   const group = int8Group(corpus);
   return measureQueries(corpus, (query) => {
-    const rows = int8Candidates([group], query, { availableOnly: true }, k)!;
+    const rows = int8Candidates([group], query, { availableOnly: true }, k)!.rows;
     const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, query)] as const);
     scored.sort((a, b) => b[1] - a[1]);
     return scored.map(([row]) => row);
@@ -357,7 +357,7 @@ function int8KernelsAlternating(corpus: Corpus, k: number, kernels: Int8KernelKi
     scanInt8(group.int8, toInt8Query(vector, DIMS)!);
     const scan = cpuMs(started);
     started = process.cpuUsage();
-    const rows = int8Candidates([group], vector, { availableOnly: true }, k)!;
+    const rows = int8Candidates([group], vector, { availableOnly: true }, k)!.rows;
     const coarse = cpuMs(started);
     const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, vector)] as const);
     scored.sort((a, b) => b[1] - a[1]);
@@ -407,13 +407,13 @@ function int4FactorsAlternating(corpus: Corpus, k: number, factors: number[]): I
   const ask = (q: number, at: number, record: boolean) => {
     const vector = query(q);
     const started = process.cpuUsage();
-    const rows = int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor: factors[at]! })!;
+    const rows = int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor: factors[at]! })!.rows;
     const coarse = cpuMs(started);
     const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, vector)] as const);
     scored.sort((a, b) => b[1] - a[1]);
     const whole = cpuMs(started);
     if (!record) return;
-    const today = int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor: 0 })!;
+    const today = int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor: 0 })!.rows;
     const sample = samples[at]!;
     sample.coarse.push(coarse);
     sample.whole.push(whole);

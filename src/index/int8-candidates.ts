@@ -41,19 +41,12 @@ export interface Candidates {
 }
 
 /**
- * Row ids of the `count` rows (of groups of the query's dimension) nearest to `vector` by int8 cosine,
- * within the filter, plus every row of the groups without an int8 copy; undefined when a group cannot be
- * scanned on this thread (the caller takes the sign bits). `int4Factor`: how many times `count` rows the
- * 4-bit pass keeps (0: no 4-bit pass; for the bench).
+ * The `count` rows (of groups of the query's dimension) nearest to `vector` by int8 cosine, within the
+ * filter, plus every row of the groups without an int8 copy, each with where it is (so that the exact stage
+ * need not look its row up); undefined when a group cannot be scanned on this thread (the caller takes the
+ * sign bits). `int4Factor`: how many times `count` rows the 4-bit pass keeps (0: no 4-bit pass; for the bench).
  */
 export function int8Candidates(
-  groups: ScanGroup[], vector: ArrayLike<number>, filter: CandidateFilter, count: number, options: { int4Factor?: number } = {},
-): number[] | undefined {
-  return int8CandidatesAt(groups, vector, filter, count, options)?.rows;
-}
-
-/** int8Candidates with where each candidate is, so that the exact stage need not look its row up. */
-export function int8CandidatesAt(
   groups: ScanGroup[], vector: ArrayLike<number>, filter: CandidateFilter, count: number, { int4Factor = INT4_FACTOR } = {},
 ): Candidates | undefined {
   const dim = vector.length;

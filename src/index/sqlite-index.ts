@@ -11,7 +11,7 @@ import { ensureChunkSchema } from './sqlite-schema.js';
 import { prepareStatements, toCandidate, toChunk, type ChunkRow, type HitRow, type Statements } from './sqlite-statements.js';
 import { ChunkNotFoundError } from './types.js';
 import type { CacheSize, Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkLoadOptions, ChunkPatch, IndexedChunk } from './types.js';
-import { int8CandidatesAt } from './int8-candidates.js';
+import { int8Candidates } from './int8-candidates.js';
 import { BYTES_PER_ROW, DEFAULT_VECTORS_BYTES, toQuery, VectorCopies, type DatasetVectors, type ExactDatasetVectors, type VectorRow } from './vector-copies.js';
 import { cosinesOfIds, hitsOfRows } from './vector-hits.js';
 import { toFloat32Blob, toSignBits } from './vector-codec.js';
@@ -454,7 +454,7 @@ export class SqliteChunkIndex implements ChunkIndex {
         : undefined;
       const count = (oversample: number) => Math.max(MIN_COARSE_CANDIDATES, Math.ceil(limit * oversample));
       const copies = this.vectors.current(filter.datasetIds, this.generationsOf(filter.datasetIds));
-      const located = copies && this.int8CoarseStage ? int8CandidatesAt(
+      const located = copies && this.int8CoarseStage ? int8Candidates(
         copies.flatMap((c) => c.groups), vector, { availableOnly: filter.availableOnly, rows },
         count(Number.isFinite(this.vectorOversample) ? Math.min(this.vectorOversample, INT8_OVERSAMPLE) : Infinity),
       ) : undefined;

@@ -106,8 +106,8 @@ describe('the 4-bit first pass of the coarse stage (int4-wasm.ts, int8-rows.ts, 
       const query = toInt8Query(vector, dim)!;
       for (const filter of [{}, { availableOnly: true }, { availableOnly: true, rows: allowed }] as CandidateFilter[]) {
         cases++;
-        const today = int8Candidates(groups, vector, filter, count, { int4Factor: 0 })!;
-        const withPass = int8Candidates(groups, vector, filter, count)!;
+        const today = int8Candidates(groups, vector, filter, count, { int4Factor: 0 })!.rows;
+        const withPass = int8Candidates(groups, vector, filter, count)!.rows;
         assert.equal(withPass.length, count);
         for (const row of withPass) {
           const group = groups.find((g) => g.rows[0]! <= row && row <= g.rows.at(-1)!)!;
@@ -123,7 +123,7 @@ describe('the 4-bit first pass of the coarse stage (int4-wasm.ts, int8-rows.ts, 
         const clear = scored[count * INT4_FACTOR - 1]!.score !== scored[count * INT4_FACTOR]!.score;
         // With a factor of 1 the pass's own best `count` are the candidates: the 4-bit ranking is the one used.
         if (scored[count - 1]!.score !== scored[count]!.score) {
-          assert.deepEqual(new Set(int8Candidates(groups, vector, filter, count, { int4Factor: 1 })), new Set(scored.slice(0, count).map((r) => r.row)));
+          assert.deepEqual(new Set(int8Candidates(groups, vector, filter, count, { int4Factor: 1 })?.rows), new Set(scored.slice(0, count).map((r) => r.row)));
         }
         if (clear && today.every((row) => first.has(row))) {
           contained++;
@@ -140,9 +140,9 @@ describe('the 4-bit first pass of the coarse stage (int4-wasm.ts, int8-rows.ts, 
     const small: ScanGroup = { dim, rows: Float64Array.from([1, 2, 3]), available: Uint8Array.from([1, 0, 1]) };
     const vector = vectorsOf(1, dim, 6);
     // Row 13 is position 3 of the big group: not available.
-    assert.deepEqual(int8Candidates([small, big], vector, { availableOnly: true, rows: new Set([1, 2, 13, 15, 16]) }, 256), [1, 15, 16]);
-    assert.deepEqual(int8Candidates([small, big], vector, { availableOnly: true }, 256)!.slice(0, 2), [1, 3]);
-    assert.equal(int8Candidates([small, big], vector, {}, 256)!.length, 3 + 256);
+    assert.deepEqual(int8Candidates([small, big], vector, { availableOnly: true, rows: new Set([1, 2, 13, 15, 16]) }, 256)?.rows, [1, 15, 16]);
+    assert.deepEqual(int8Candidates([small, big], vector, { availableOnly: true }, 256)!.rows.slice(0, 2), [1, 3]);
+    assert.equal(int8Candidates([small, big], vector, {}, 256)!.rows.length, 3 + 256);
   });
 
   it('scans the int8 rows as before with the plain kernel, or where a group has no 4-bit rows', () => {
@@ -151,13 +151,13 @@ describe('the 4-bit first pass of the coarse stage (int4-wasm.ts, int8-rows.ts, 
     const without = groupOf(vectorsOf(INT8_MIN_ROWS + 200, dim, 9), dim, 50_000, false);
     const vector = vectorsOf(1, dim, 10);
     useInt8Kernel('plain');
-    const plain = int8Candidates([withInt4], vector, {}, 256)!;
+    const plain = int8Candidates([withInt4], vector, {}, 256)!.rows;
     const query = toInt8Query(vector, dim, 'plain')!;
     const scores = scanInt8(withInt4.int8!, query)!.scores;
     const last = [...scores].sort((x, y) => y - x)[255]!;
     assert.deepEqual(plain, Array.from(withInt4.rows).filter((_, i) => scores[i]! >= last).slice(0, 256), 'the plain kernel\'s best 256');
     useInt8Kernel(undefined);
-    assert.deepEqual(int8Candidates([withInt4, without], vector, {}, 256), int8Candidates([withInt4, without], vector, {}, 256, { int4Factor: 0 }));
+    assert.deepEqual(int8Candidates([withInt4, without], vector, {}, 256)?.rows, int8Candidates([withInt4, without], vector, {}, 256, { int4Factor: 0 })?.rows);
   });
 });
 

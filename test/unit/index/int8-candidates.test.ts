@@ -68,7 +68,7 @@ describe('int8 coarse stage (int8-wasm.ts, int8-rows.ts, int8-candidates.ts)', (
     let found = 0;
     for (let q = 0; q < 10; q++) {
       const query = randomVectors(1, dim, 7 + q);
-      const candidates = int8Candidates([group], query, {}, 2048)!;
+      const candidates = int8Candidates([group], query, {}, 2048)!.rows;
       assert.equal(candidates.length, 2048);
       assert.equal(new Set(candidates).size, 2048, 'no row twice');
       const set = new Set(candidates);
@@ -94,7 +94,7 @@ describe('int8 coarse stage (int8-wasm.ts, int8-rows.ts, int8-candidates.ts)', (
         return Array.from(g.rows, (row, i) => ({ row, score: scores[i]!, i, g }))
           .filter(({ row, i, g: group }) => !(filter.availableOnly && group.available[i] !== 1) && !('rows' in filter && !filter.rows!.has(row)));
       }).sort((x, y) => y.score - x.score).slice(0, 500);
-      const candidates = int8Candidates(groups, query, filter, 500)!;
+      const candidates = int8Candidates(groups, query, filter, 500)!.rows;
       assert.equal(candidates.length, 500);
       const last = expected.at(-1)!.score;
       // Rows tied with the last place may differ; every other row is the same.
@@ -103,7 +103,7 @@ describe('int8 coarse stage (int8-wasm.ts, int8-rows.ts, int8-candidates.ts)', (
         new Set(expected.filter((e) => e.score !== last).map((e) => e.row)),
       );
     }
-    assert.equal(int8Candidates(groups, query, { rows: new Set([5, 10_005]) }, 500)!.length, 2, 'a narrow filter: every row it allows');
+    assert.equal(int8Candidates(groups, query, { rows: new Set([5, 10_005]) }, 500)!.rows.length, 2, 'a narrow filter: every row it allows');
   });
 
   it(`gives every row of a group without int8 rows (≤ ${INT8_MIN_ROWS} rows): small datasets stay exact`, () => {
@@ -111,16 +111,16 @@ describe('int8 coarse stage (int8-wasm.ts, int8-rows.ts, int8-candidates.ts)', (
     const small: ScanGroup = { dim, rows: Float64Array.from([3, 4, 9]), available: Uint8Array.from([1, 0, 1]) };
     const big = groupOf(randomVectors(3000, dim, 5), dim, { firstRow: 100 });
     const query = randomVectors(1, dim, 6);
-    assert.deepEqual(int8Candidates([small], query, {}, 2), [3, 4, 9]);
-    assert.deepEqual(int8Candidates([small], query, { availableOnly: true }, 2), [3, 9]);
-    const mixed = int8Candidates([small, big], query, { availableOnly: true }, 256)!;
+    assert.deepEqual(int8Candidates([small], query, {}, 2)?.rows, [3, 4, 9]);
+    assert.deepEqual(int8Candidates([small], query, { availableOnly: true }, 2)?.rows, [3, 9]);
+    const mixed = int8Candidates([small, big], query, { availableOnly: true }, 256)!.rows;
     assert.deepEqual(mixed.slice(0, 2), [3, 9]);
     assert.equal(mixed.length, 2 + 256);
-    assert.deepEqual(int8Candidates([small, big], randomVectors(1, 4, 6), {}, 256), [], 'no group of the query\'s dimension');
+    assert.deepEqual(int8Candidates([small, big], randomVectors(1, 4, 6), {}, 256)?.rows, [], 'no group of the query\'s dimension');
   });
 
   it('finds nothing for a zero question (it has no cosine)', () => {
     const group = groupOf(randomVectors(3000, 8, 5), 8);
-    assert.deepEqual(int8Candidates([group], new Float32Array(8), {}, 10), []);
+    assert.deepEqual(int8Candidates([group], new Float32Array(8), {}, 10)?.rows, []);
   });
 });

@@ -103,7 +103,7 @@ describe('the relaxed int8 kernel (int8-wasm.ts)', function () {
           const { scores } = scanInt8(g.int8!, query)!;
           return Array.from(g.rows, (row, i) => ({ row, score: scores[i]!, available: g.available[i] === 1 })).filter((e) => e.available);
         }).sort((x, y) => y.score - x.score);
-        const candidates = int8Candidates(groups, vector, { availableOnly: true }, 1000)!;
+        const candidates = int8Candidates(groups, vector, { availableOnly: true }, 1000)!.rows;
         const last = expected[999]!.score;
         assert.deepEqual(
           new Set(candidates.filter((row) => expected.find((e) => e.row === row)!.score !== last)),
