@@ -334,57 +334,81 @@ interface CoarseFigures {
   recall1024: number;
 }
 
+/** One way's samples of the coarse stage and the whole leg, and its recalls summed over the questions. */
+interface LegSamples {
+  coarse: number[];
+  whole: number[];
+  r30: number;
+  r1024: number;
+}
+
+const legSamples = (): LegSamples => ({ coarse: [], whole: [], r30: 0, r1024: 0 });
+
+/**
+ * Question q through one way's coarse stage (`candidates`), then exact cosines of its candidates in JS: the
+ * candidates, and (when `into` is given) the CPU of the stage and of the whole leg and the leg's recall added to it.
+ */
+function timedLeg(corpus: Corpus, q: number, vector: Float32Array, candidates: () => number[], into?: LegSamples): number[] {
+  const started = process.cpuUsage();
+  const rows = candidates();
+  const coarse = cpuMs(started);
+  const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, vector)] as const);
+  scored.sort((a, b) => b[1] - a[1]);
+  const whole = cpuMs(started);
+  if (into) {
+    into.coarse.push(coarse);
+    into.whole.push(whole);
+    const r = recallFigures(scored.map(([row]) => row), corpus.truth, q);
+    into.r30 += r.r30;
+    into.r1024 += r.r1024;
+  }
+  return rows;
+}
+
+function coarseFigures(s: LegSamples, questions: number): CoarseFigures {
+  return {
+    coarseP50: percentile(s.coarse, 50), coarseP95: percentile(s.coarse, 95), wholeP50: percentile(s.whole, 50),
+    wholeP95: percentile(s.whole, 95), recall30: s.r30 / questions, recall1024: s.r1024 / questions,
+  };
+}
+
+/**
+ * Every question asked each of `ways` ways, alternating question by question (the order rotated every
+ * question, so that all see the same load), after two questions asked each way unrecorded (warm-up).
+ */
+function alternating(questions: number, ways: number, ask: (q: number, way: number, record: boolean) => void): void {
+  for (let q = 0; q < Math.min(2, questions); q++) for (let way = 0; way < ways; way++) ask(q, way, false);
+  for (let q = 0; q < questions; q++) for (let i = 0; i < ways; i++) ask(q, (i + q) % ways, true);
+}
+
 interface KernelFigures extends CoarseFigures {
   kernel: Int8KernelKind;
   scanP50: number;
 }
 
 /**
- * The int8 scan of one copy with each kernel, alternating question by question (the order flipped every
- * question): CPU of the kernel alone (`scanInt8`), of the coarse stage (`int8Candidates`) and of the whole
- * leg (coarse stage, then exact cosines of the candidates in JS), and recall. Each question is asked twice per
- * kernel: once for the kernel alone, once for the coarse stage and the leg.
+ * The int8 scan of one copy with each kernel, alternating question by question: CPU of the kernel alone
+ * (`scanInt8`), of the coarse stage (`int8Candidates`) and of the whole leg (coarse stage, then exact cosines
+ * of the candidates in JS), and recall. Each question is asked twice per kernel: once for the kernel alone,
+ * once for the coarse stage and the leg.
  */
 function int8KernelsAlternating(corpus: Corpus, k: number, kernels: Int8KernelKind[]): KernelFigures[] {
   const group = int8Group(corpus);
   const count = corpus.queries.length / DIMS;
-  const query = (q: number) => corpus.queries.subarray(q * DIMS, (q + 1) * DIMS);
-  const samples = kernels.map(() => ({ scan: [] as number[], coarse: [] as number[], whole: [] as number[], r30: 0, r1024: 0 }));
-  const ask = (q: number, kernelAt: number, record: boolean) => {
-    useInt8Kernel(kernels[kernelAt]);
-    const vector = query(q);
-    let started = process.cpuUsage();
-    scanInt8(group.int8, toInt8Query(vector, DIMS)!);
-    const scan = cpuMs(started);
-    started = process.cpuUsage();
-    const rows = int8Candidates([group], vector, { availableOnly: true }, k)!.rows;
-    const coarse = cpuMs(started);
-    const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, vector)] as const);
-    scored.sort((a, b) => b[1] - a[1]);
-    const whole = cpuMs(started);
-    if (!record) return;
-    const sample = samples[kernelAt]!;
-    sample.scan.push(scan);
-    sample.coarse.push(coarse);
-    sample.whole.push(whole);
-    const r = recallFigures(scored.map(([row]) => row), corpus.truth, q);
-    sample.r30 += r.r30;
-    sample.r1024 += r.r1024;
-  };
+  const samples = kernels.map(() => ({ scan: [] as number[], leg: legSamples() }));
   try {
-    for (let q = 0; q < Math.min(2, count); q++) kernels.forEach((_, at) => ask(q, at, false));
-    for (let q = 0; q < count; q++) {
-      const order = kernels.map((_, at) => at);
-      if (q % 2 === 1) order.reverse();
-      for (const at of order) ask(q, at, true);
-    }
+    alternating(count, kernels.length, (q, at, record) => {
+      useInt8Kernel(kernels[at]);
+      const vector = corpus.queries.subarray(q * DIMS, (q + 1) * DIMS);
+      const started = process.cpuUsage();
+      scanInt8(group.int8, toInt8Query(vector, DIMS)!);
+      if (record) samples[at]!.scan.push(cpuMs(started));
+      timedLeg(corpus, q, vector, () => int8Candidates([group], vector, { availableOnly: true }, k)!.rows, record ? samples[at]!.leg : undefined);
+    });
   } finally {
     useInt8Kernel(undefined);
   }
-  return samples.map((s, at) => ({
-    kernel: kernels[at]!, scanP50: percentile(s.scan, 50), coarseP50: percentile(s.coarse, 50), coarseP95: percentile(s.coarse, 95),
-    wholeP50: percentile(s.whole, 50), wholeP95: percentile(s.whole, 95), recall30: s.r30 / count, recall1024: s.r1024 / count,
-  }));
+  return samples.map((s, at) => ({ kernel: kernels[at]!, scanP50: percentile(s.scan, 50), ...coarseFigures(s.leg, count) }));
 }
 
 interface Int4Figures extends CoarseFigures {
@@ -395,42 +419,23 @@ interface Int4Figures extends CoarseFigures {
 
 /**
  * The coarse stage of one copy with 4-bit rows, its first pass keeping each factor × k rows (0: without the
- * pass), alternating question by question (the order rotated every question): CPU of the coarse stage
- * (`int8Candidates`) and of the whole leg (coarse stage, then exact cosines of the candidates in JS), recall,
- * and how many questions got exactly the candidates of the int8 scan of every row.
+ * pass), alternating question by question: CPU of the coarse stage (`int8Candidates`) and of the whole leg
+ * (coarse stage, then exact cosines of the candidates in JS), recall, and how many questions got exactly the
+ * candidates of the int8 scan of every row.
  */
 function int4FactorsAlternating(corpus: Corpus, k: number, factors: number[]): Int4Figures[] {
   const group = int8Group(corpus, true);
   const count = corpus.queries.length / DIMS;
-  const query = (q: number) => corpus.queries.subarray(q * DIMS, (q + 1) * DIMS);
-  const samples = factors.map(() => ({ coarse: [] as number[], whole: [] as number[], r30: 0, r1024: 0, same: 0 }));
-  const ask = (q: number, at: number, record: boolean) => {
-    const vector = query(q);
-    const started = process.cpuUsage();
-    const rows = int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor: factors[at]! })!.rows;
-    const coarse = cpuMs(started);
-    const scored = rows.map((row) => [row, dot(corpus.vectors, (row - 1) * DIMS, vector)] as const);
-    scored.sort((a, b) => b[1] - a[1]);
-    const whole = cpuMs(started);
+  const samples = factors.map(() => ({ leg: legSamples(), same: 0 }));
+  const candidates = (vector: Float32Array, int4Factor: number) => int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor })!.rows;
+  alternating(count, factors.length, (q, at, record) => {
+    const vector = corpus.queries.subarray(q * DIMS, (q + 1) * DIMS);
+    const rows = timedLeg(corpus, q, vector, () => candidates(vector, factors[at]!), record ? samples[at]!.leg : undefined);
     if (!record) return;
-    const today = int8Candidates([group], vector, { availableOnly: true }, k, { int4Factor: 0 })!.rows;
-    const sample = samples[at]!;
-    sample.coarse.push(coarse);
-    sample.whole.push(whole);
-    if (today.length === rows.length && today.every((row, i) => rows[i] === row)) sample.same++;
-    const r = recallFigures(scored.map(([row]) => row), corpus.truth, q);
-    sample.r30 += r.r30;
-    sample.r1024 += r.r1024;
-  };
-  for (let q = 0; q < Math.min(2, count); q++) factors.forEach((_, at) => ask(q, at, false));
-  for (let q = 0; q < count; q++) {
-    const order = factors.map((_, at) => (at + q) % factors.length);
-    for (const at of order) ask(q, at, true);
-  }
-  return samples.map((s, at) => ({
-    factor: factors[at]!, coarseP50: percentile(s.coarse, 50), coarseP95: percentile(s.coarse, 95),
-    wholeP50: percentile(s.whole, 50), wholeP95: percentile(s.whole, 95), recall30: s.r30 / count, recall1024: s.r1024 / count, same: s.same,
-  }));
+    const today = candidates(vector, 0);
+    if (today.length === rows.length && today.every((row, i) => rows[i] === row)) samples[at]!.same++;
+  });
+  return samples.map((s, at) => ({ factor: factors[at]!, same: s.same, ...coarseFigures(s.leg, count) }));
 }
 
 // ------------------------------------------------------------------------------- one library (child)
