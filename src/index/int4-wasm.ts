@@ -73,9 +73,9 @@
  *         (local.set $positions (i32.add (local.get $positions) (i32.const 4)))
  *         (br 0))))
  */
-import { functionBody, get, i32, memarg, name, section, set, simd, unsignedLeb } from './wasm-assembly.js';
+import { functionBody, get, i32, memarg, name, relaxedDotBlock, section, set, simd, sumOfLanes, unsignedLeb } from './wasm-assembly.js';
 
-const V128_LOAD = 0x00, V128_CONST = 0x0c, I32X4_EXTRACT_LANE = 0x1b, V128_AND = 0x4e, I16X8_SHR_U = 0x8d;
+const V128_LOAD = 0x00, V128_CONST = 0x0c, V128_AND = 0x4e, I16X8_SHR_U = 0x8d;
 const I16X8_ADD = 0x8e, I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba, I16X8_RELAXED_DOT_I8X16_I7X16_S = 0x112;
 const BLOCK = 0x02, LOOP = 0x03, IF = 0x04, END = 0x0b, BR = 0x0c, BR_IF = 0x0d, VOID = 0x40, TEE = 0x22;
 const I32_LOAD = 0x28, F32_LOAD = 0x2a, F32_STORE = 0x38, I32_LT_U = 0x49, I32_GE_U = 0x4f;
@@ -85,10 +85,6 @@ const I32_TYPE = 0x7f, V128_TYPE = 0x7b;
 const ZERO = simd(V128_CONST, ...new Array(16).fill(0));
 const ONES = simd(V128_CONST, ...Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? 1 : 0)));
 const LOW_NIBBLES = simd(V128_CONST, ...new Array(16).fill(15));
-const sumOfLanes = (acc: number) => [
-  ...get(acc), ...simd(I32X4_EXTRACT_LANE, 0), ...get(acc), ...simd(I32X4_EXTRACT_LANE, 1), I32_ADD,
-  ...get(acc), ...simd(I32X4_EXTRACT_LANE, 2), ...get(acc), ...simd(I32X4_EXTRACT_LANE, 3), I32_ADD, I32_ADD,
-];
 const advance = (locals: number[], bytes: number[]) => locals.flatMap((local, k) => [...get(local), ...i32(bytes[k]!), I32_ADD, ...set(local)]);
 
 // "scores" locals: 0 $q, 1 $rows, 2 $n, 3 $stride, 4 $scales, 5 $out, 6 $offset, 7 $end, 8 $p, 9 $qq, 10 $acc, 11 $v,
@@ -180,10 +176,7 @@ const SCORES4 = [
 // "scoresAt" locals: 0 $q, 1 $rows, 2 $positions, 3 $n, 4 $stride, 5 $scales, 6 $out, 7 $sums,
 // 8 $end, 9 $p, 10 $qq, 11 $acc, 12 $at, 13 $rowEnd.
 /** Σ of 16 products of the int8 row at $p and the u8 question at $qq, `offset` bytes on, into four i32 lanes. */
-const int8Block = (offset: number) => [
-  ...get(9), ...simd(V128_LOAD, ...memarg(0, offset)), ...get(10), ...simd(V128_LOAD, ...memarg(0, offset)),
-  ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S), ...ONES, ...simd(I32X4_DOT_I16X8_S),
-];
+const int8Block = (offset: number) => relaxedDotBlock(9, 10, offset);
 const SCORES_AT = [
   0x03, 0x03, I32_TYPE, 0x01, V128_TYPE, 0x02, I32_TYPE, // locals: 3 × i32 ($end $p $qq), v128 $acc, 2 × i32 ($at $rowEnd)
   ...get(2), ...get(3), ...i32(2), I32_SHL, I32_ADD, ...set(8),

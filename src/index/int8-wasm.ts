@@ -89,20 +89,17 @@
 import { debuglog } from 'node:util';
 import v8 from 'node:v8';
 import { seededRandom } from '../seeded-random.js';
-import { functionBody, get, i32, memarg, name, section, set, simd, unsignedLeb } from './wasm-assembly.js';
+import { functionBody, get, i32, memarg, name, relaxedDotBlock, section, set, simd, sumOfLanes, unsignedLeb } from './wasm-assembly.js';
 
 // Locals: 0 $q, 1 $rows, 2 $n, 3 $stride, 4 $scales, 5 $out, 6 $end, 7 $p, 8 $qq, 9 $acc, 10 $v.
-const V128_LOAD = 0x00, V128_CONST = 0x0c, I32X4_EXTRACT_LANE = 0x1b;
+const V128_LOAD = 0x00, V128_CONST = 0x0c;
 const I16X8_EXTEND_LOW_I8X16_S = 0x87, I16X8_EXTEND_HIGH_I8X16_S = 0x88, I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba;
 const BLOCK = 0x02, LOOP = 0x03, END = 0x0b, BR = 0x0c, BR_IF = 0x0d, VOID = 0x40;
 const I32_ADD = 0x6a, I32_SUB = 0x6b, I32_SHL = 0x74, I32_LT_U = 0x49, I32_GE_U = 0x4f;
 const F32_LOAD = 0x2a, F32_STORE = 0x38, F32_MUL = 0x94, F32_CONVERT_I32_S = 0xb2;
 const I32_TYPE = 0x7f, F32_TYPE = 0x7d, V128_TYPE = 0x7b;
 const IF = 0x04, F32_GE = 0x60, I32_LOAD = 0x28, I32_STORE = 0x36;
-const I16X8_RELAXED_DOT_I8X16_I7X16_S = 0x112, I32_AND = 0x71;
-
-const laneOf = (acc: number) => (n: number) => [...get(acc), ...simd(I32X4_EXTRACT_LANE, n)];
-const lane = laneOf(9);
+const I32_AND = 0x71;
 
 const BODY = [
   0x02, 0x03, I32_TYPE, 0x02, V128_TYPE, // locals: 3 × i32 ($end $p $qq), 2 × v128 ($acc $v)
@@ -127,7 +124,7 @@ const BODY = [
   END,
   ...get(5),
   ...get(4), F32_LOAD, ...memarg(2),
-  ...lane(0), ...lane(1), I32_ADD, ...lane(2), ...lane(3), I32_ADD, I32_ADD, F32_CONVERT_I32_S,
+  ...sumOfLanes(9), F32_CONVERT_I32_S,
   F32_MUL, F32_STORE, ...memarg(2),
   ...get(4), ...i32(4), I32_ADD, ...set(4),
   ...get(5), ...i32(4), I32_ADD, ...set(5),
@@ -153,13 +150,8 @@ const ABOVE = [
 
 // Locals: 0 $q, 1 $rows, 2 $n, 3 $stride, 4 $scales, 5 $out, 6 $sums, 7 $end, 8 $p, 9 $qq, 10 $acc.
 /** Σ of 16 products of the row at $p and the question at $qq, `offset` bytes on, into four i32 lanes. */
-const relaxedBlock = (offset: number) => [
-  ...get(8), ...simd(V128_LOAD, ...memarg(0, offset)), ...get(9), ...simd(V128_LOAD, ...memarg(0, offset)),
-  ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S),
-  ...simd(V128_CONST, ...Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? 1 : 0))), ...simd(I32X4_DOT_I16X8_S),
-];
+const relaxedBlock = (offset: number) => relaxedDotBlock(8, 9, offset);
 const advance = (bytes: number) => [...get(9), ...i32(bytes), I32_ADD, ...set(9), ...get(8), ...i32(bytes), I32_ADD, ...set(8)];
-const relaxedLane = laneOf(10);
 const RELAXED_BODY = [
   0x02, 0x03, I32_TYPE, 0x01, V128_TYPE, // locals: 3 × i32 ($end $p $qq), 1 × v128 ($acc)
   ...get(5), ...get(2), ...i32(2), I32_SHL, I32_ADD, ...set(7),
@@ -182,7 +174,7 @@ const RELAXED_BODY = [
   END, END,
   ...get(5),
   ...get(4), F32_LOAD, ...memarg(2),
-  ...relaxedLane(0), ...relaxedLane(1), I32_ADD, ...relaxedLane(2), ...relaxedLane(3), I32_ADD, I32_ADD,
+  ...sumOfLanes(10),
   ...get(6), I32_LOAD, ...memarg(2), ...i32(6), I32_SHL, I32_SUB, F32_CONVERT_I32_S,
   F32_MUL, F32_STORE, ...memarg(2),
   ...get(4), ...i32(4), I32_ADD, ...set(4),

@@ -1,6 +1,7 @@
 /**
  * Byte helpers for the WebAssembly modules written out instruction by instruction (hamming-wasm.ts,
- * int8-wasm.ts, cosine-wasm.ts): LEB128 numbers, the instructions they use most, sections and names.
+ * int8-wasm.ts, int4-wasm.ts, cosine-wasm.ts): LEB128 numbers, the instructions they use most, sections and
+ * names, and the SIMD sequences two of them share.
  */
 
 export function unsignedLeb(value: number): number[] {
@@ -36,3 +37,22 @@ export const section = (id: number, content: number[]) => [id, ...unsignedLeb(co
 export const name = (text: string) => [text.length, ...Buffer.from(text, 'ascii')];
 /** A function body of the code section: its size, then its bytes (locals declarations first). */
 export const functionBody = (body: number[]) => [...unsignedLeb(body.length), ...body];
+
+const V128_LOAD = 0x00, V128_CONST = 0x0c, I32X4_EXTRACT_LANE = 0x1b, I32X4_DOT_I16X8_S = 0xba;
+const I16X8_RELAXED_DOT_I8X16_I7X16_S = 0x112, I32_ADD = 0x6a;
+
+/** The i32 sum of the four lanes of the v128 in local `acc`. */
+export const sumOfLanes = (acc: number) => [
+  ...get(acc), ...simd(I32X4_EXTRACT_LANE, 0), ...get(acc), ...simd(I32X4_EXTRACT_LANE, 1), I32_ADD,
+  ...get(acc), ...simd(I32X4_EXTRACT_LANE, 2), ...get(acc), ...simd(I32X4_EXTRACT_LANE, 3), I32_ADD, I32_ADD,
+];
+
+/**
+ * Σ of 16 products of the int8 row at local `row` and the u8 (0..127) question at local `question`,
+ * `offset` bytes on, into four i32 lanes (relaxed SIMD: int8-wasm.ts's relaxed kernel, int4-wasm.ts's scoresAt).
+ */
+export const relaxedDotBlock = (row: number, question: number, offset: number) => [
+  ...get(row), ...simd(V128_LOAD, ...memarg(0, offset)), ...get(question), ...simd(V128_LOAD, ...memarg(0, offset)),
+  ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S),
+  ...simd(V128_CONST, ...Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? 1 : 0))), ...simd(I32X4_DOT_I16X8_S),
+];
