@@ -6,6 +6,7 @@ import type { Candidate, ChunkFilter, IndexedChunk } from '../index/types.js';
 import { highlight } from './highlight.js';
 import { raptorMark } from '../enrichment/raptor/mark.js';
 import { allowedDocumentIds } from './metadata.js';
+import { NameOrder } from './name-order.js';
 import {
   blend, compareRanked, firstRanked, isUsableVector, normalisePagerank, termScale, unitScore, vectorSimilarity,
 } from './scoring.js';
@@ -142,23 +143,36 @@ async function rerankBest(
 
 /** localeCompare's order, without a collator looked up on every comparison. */
 const byName = new Intl.Collator().compare;
+/** Where each document name falls in that order, remembered across retrievals. */
+const documentNames = new NameOrder(byName);
+
+/** Document names whose order is remembered now (for /metrics and healthz). */
+export function documentNameCacheSize(): number {
+  return documentNames.size;
+}
 
 /**
  * Documents by count, then name; documents of the same count and name in the order of their best chunks
  * (the order a ranked list would first name them in).
  */
 function docAggs(results: Scored[]): DocAgg[] {
-  const byDoc = new Map<string, { agg: DocAgg; best: Scored }>();
+  const byDoc = new Map<string, { agg: DocAgg; best: Scored; place: number }>();
   for (const r of results) {
     const doc = byDoc.get(r.document_id);
-    if (!doc) byDoc.set(r.document_id, { agg: { doc_name: r.document_name, doc_id: r.document_id, count: 1 }, best: r });
+    if (!doc) byDoc.set(r.document_id, { agg: { doc_name: r.document_name, doc_id: r.document_id, count: 1 }, best: r, place: 0 });
     else {
       doc.agg.count += 1;
       if (compareRanked(r, doc.best) < 0) doc.best = r;
     }
   }
-  return [...byDoc.values()]
-    .sort((a, b) => b.agg.count - a.agg.count || byName(a.agg.doc_name, b.agg.doc_name) || compareRanked(a.best, b.best))
+  const docs = [...byDoc.values()];
+  const places = documentNames.placesOf(docs.map((d) => d.agg.doc_name));
+  if (places) docs.forEach((d, i) => (d.place = places[i]!));
+  const nameOrder = places
+    ? (a: { place: number }, b: { place: number }) => a.place - b.place
+    : (a: { agg: DocAgg }, b: { agg: DocAgg }) => byName(a.agg.doc_name, b.agg.doc_name);
+  return docs
+    .sort((a, b) => b.agg.count - a.agg.count || nameOrder(a, b) || compareRanked(a.best, b.best))
     .map((d) => d.agg);
 }
 

@@ -53,7 +53,7 @@ describe('HTTP conventions', () => {
     assert.equal(typeof chatModel.memory_bytes, 'number');
     assert.ok(chatModel.context_size > 0 && chatModel.parallel > 0);
     // Beside the memory: each cache's size, and whether the embedding model's process is running.
-    for (const name of ['model_clients', 'stems']) assert.ok(Number.isInteger(caches[name]?.entries), `${name}: ${JSON.stringify(caches)}`);
+    for (const name of ['model_clients', 'stems', 'document_names']) assert.ok(Number.isInteger(caches[name]?.entries), `${name}: ${JSON.stringify(caches)}`);
     assert.equal(typeof embedding.running, 'boolean');
     assert.ok(Number.isInteger(embedding.pending_requests));
   });
