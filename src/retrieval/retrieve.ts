@@ -75,38 +75,42 @@ async function documentScope(params: RetrieveParams, deps: RetrieveDeps): Promis
   return allowed.filter((id) => chosen.has(id));
 }
 
-/**
- * The union of both hit lists, scored: full-text hits carry their term similarity, vector hits their
- * cosine; text-only hits take theirs from `textCosines` (the cosines of the full-text hits). One object per
- * candidate: a retrieval handles ~2,000 of them.
- */
-function scoreHits(
-  textHits: Candidate[], vectorHits: Candidate[], textCosines: Map<string, number>,
-  useVector: boolean, vectorWeight: number, pagerank: Map<string, number>,
-): Scored[] {
-  const term = termScale(textHits.map((h) => h.score));
-  const scored = (c: Candidate, termPart: number, cosine: number | null): Scored => {
-    const vector = useVector ? vectorSimilarity(cosine) : 0;
-    return {
-      id: c.id,
-      dataset_id: c.dataset_id,
-      document_id: c.document_id,
-      document_name: c.document_name,
-      term: termPart,
-      vector,
-      similarity: 0,
-      pagerank: pagerank.get(c.dataset_id) ?? 0,
-    };
+function scored(c: Candidate, term: number, vector: number): Scored {
+  return {
+    id: c.id, dataset_id: c.dataset_id, document_id: c.document_id, document_name: c.document_name,
+    term, vector, similarity: 0, pagerank: 0,
   };
+}
+
+/**
+ * The full-text hits scored, by id: their term similarity, and their cosines (`textCosines`) as the vector
+ * part. Done while the vector search still runs, so that the merge after it only adds the vector hits.
+ */
+function scoreTextHits(textHits: Candidate[], textCosines: Map<string, number>, useVector: boolean): Map<string, Scored> {
+  const term = termScale(textHits.map((h) => h.score));
   const byId = new Map<string, Scored>();
-  for (const h of vectorHits) byId.set(h.id, scored(h, 0, h.score));
-  for (const h of textHits) {
+  for (const h of textHits) byId.set(h.id, scored(h, term(h.score), useVector ? vectorSimilarity(textCosines.get(h.id) ?? null) : 0));
+  return byId;
+}
+
+/**
+ * The union of both hit lists: vector hits take their own cosine as the vector part (full-text hits among
+ * them keep their term similarity), then every candidate gets its dataset's pagerank and the weighted
+ * sum. One object per candidate: a retrieval handles ~2,000 of them.
+ */
+function withVectorHits(
+  byId: Map<string, Scored>, vectorHits: Candidate[], useVector: boolean, vectorWeight: number, pagerank: Map<string, number>,
+): Scored[] {
+  for (const h of vectorHits) {
     const hit = byId.get(h.id);
-    if (hit) hit.term = term(h.score);
-    else byId.set(h.id, scored(h, term(h.score), textCosines.get(h.id) ?? null));
+    if (hit) hit.vector = vectorSimilarity(h.score);
+    else byId.set(h.id, scored(h, 0, vectorSimilarity(h.score)));
   }
   const all = [...byId.values()];
-  for (const s of all) s.similarity = useVector ? blend(s.vector, s.term, vectorWeight) : s.term;
+  for (const s of all) {
+    s.pagerank = pagerank.get(s.dataset_id) ?? 0;
+    s.similarity = useVector ? blend(s.vector, s.term, vectorWeight) : s.term;
+  }
   return all;
 }
 
@@ -230,7 +234,8 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
   const textCosines = useVector
     ? fullText.then((hits) => deps.index.cosineSimilarities(hits.map((h) => h.id), vector))
     : Promise.resolve(new Map<string, number>());
-  textCosines.catch(() => undefined);
+  const textScored = Promise.all([fullText, textCosines]).then(([hits, cosines]) => scoreTextHits(hits, cosines, useVector));
+  textScored.catch(() => undefined);
   const vectorHits = useVector
     ? await timed(() => deps.index.vectorSearch(vector, filter, s.topK), (ms) => (timings.vector = ms))
     : [];
@@ -238,7 +243,7 @@ export async function retrieve(params: RetrieveParams, deps: RetrieveDeps): Prom
 
   const fuseStart = performance.now();
   const pagerank = await pageranks(textHits, vectorHits, deps);
-  let scored = scoreHits(textHits, vectorHits, await textCosines, useVector, s.vectorWeight, pagerank);
+  let scored = withVectorHits(await textScored, vectorHits, useVector, s.vectorWeight, pagerank);
   timings.fuse = performance.now() - fuseStart;
 
   const loaded = new Map<string, IndexedChunk>();
