@@ -86,6 +86,21 @@ describe('the 4-bit first pass of the coarse stage (int4-wasm.ts, int8-rows.ts, 
     }
   });
 
+  it('rescores any number of listed rows, odd or even (two rows a pass, the last one alone), and no other', () => {
+    for (const dim of [16, 48, 384]) {
+      const vectors = vectorsOf(40, dim, 700 + dim);
+      const rows = rowsOf(vectors, dim);
+      const query = toInt8Query(vectorsOf(2, dim, 800 + dim).subarray(dim), dim, 'relaxed')!;
+      const int8 = Float32Array.from(scanInt8(rows, query)!.scores);
+      for (const listed of [[], [5], [0, 39], [3, 4, 30], [1, 7, 8, 22], [0, 2, 4, 6, 8], [10, 11, 12, 13, 14, 15], [2, 9, 16, 23, 30, 37, 39]]) {
+        const scan = scanInt4(rows, query)!;
+        const before = Float32Array.from(scan.scores);
+        scan.rescore(listed);
+        for (let i = 0; i < 40; i++) assert.equal(scan.scores[i], listed.includes(i) ? int8[i] : before[i], `${listed.length} listed of ${dim} dimensions, row ${i}`);
+      }
+    }
+  });
+
   it('has no 4-bit pass for a question of the plain kernel, or rows without 4-bit rows', () => {
     const vectors = vectorsOf(10, 32, 3);
     assert.equal(scanInt4(rowsOf(vectors, 32), toInt8Query(vectors.subarray(0, 32), 32, 'plain')!), undefined);
