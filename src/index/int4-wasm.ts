@@ -77,7 +77,7 @@
  *         (local.set $positions (i32.add (local.get $positions) (i32.const 4)))
  *         (br 0))))
  */
-import { functionBody, get, i32, memarg, name, relaxedDotBlock, section, set, simd, sumOfLanes, unsignedLeb } from './wasm-assembly.js';
+import { functionBody, get, i32, loadV128, memarg, name, relaxedDot, section, set, simd, sumOfLanes, unsignedLeb } from './wasm-assembly.js';
 
 const V128_LOAD = 0x00, V128_CONST = 0x0c, V128_AND = 0x4e, I16X8_SHR_U = 0x8d;
 const I16X8_ADD = 0x8e, I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba, I16X8_RELAXED_DOT_I8X16_I7X16_S = 0x112;
@@ -183,24 +183,23 @@ const SCORES4 = [
 /** Listed rows scored a pass: scattered rows, each waiting for its own cache misses, are read several at once. */
 const ROWS_A_PASS = 4;
 const FURTHER = ROWS_A_PASS - 1;
-/** Per row of a group: the locals of its address, byte offset and accumulator. */
-const GROUP_ROWS = [
+/** The locals of a listed row's address, byte offset and accumulator. */
+interface GroupRow {
+  row: number;
+  at: number;
+  acc: number;
+}
+/** Per row of a group. */
+const GROUP_ROWS: GroupRow[] = [
   { row: 9, at: 12, acc: 11 },
   ...Array.from({ length: FURTHER }, (_, k) => ({ row: 14 + 2 * k, at: 15 + 2 * k, acc: 15 + 2 * FURTHER + k })),
 ];
 const GROUPS_END = 14 + 2 * FURTHER, QUESTION = 15 + 3 * FURTHER;
-/** Σ of 16 products of the int8 row at $p and the u8 question at $qq, `offset` bytes on, into four i32 lanes. */
-const int8Block = (offset: number) => relaxedDotBlock(9, 10, offset);
-/** The same for the row at local `row`, the question's 16 bytes taken from the local QUESTION. */
-const int8BlockWithQuestion = (row: number, offset: number) => [
-  ...get(row), ...simd(V128_LOAD, ...memarg(0, offset)), ...get(QUESTION),
-  ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S), ...ONES, ...simd(I32X4_DOT_I16X8_S),
-];
-/** 16 dimensions of each row of the group `offset` bytes on, added into its accumulator (`first`: set instead). */
-const groupBlocks = (offset: number, first = false) => [
-  ...get(10), ...simd(V128_LOAD, ...memarg(0, offset)), ...set(QUESTION),
-  ...GROUP_ROWS.flatMap(({ row, acc }) => [
-    ...(first ? [] : get(acc)), ...int8BlockWithQuestion(row, offset), ...(first ? [] : simd(I32X4_ADD)), ...set(acc),
+/** 16 dimensions of each row of `rows` `offset` bytes on, added into its accumulator (`first`: set instead); the question's 16 bytes loaded once. */
+const blocks = (rows: GroupRow[], offset: number, first = false) => [
+  ...loadV128(10, offset), ...set(QUESTION),
+  ...rows.flatMap(({ row, acc }) => [
+    ...(first ? [] : get(acc)), ...relaxedDot(loadV128(row, offset), get(QUESTION)), ...(first ? [] : simd(I32X4_ADD)), ...set(acc),
   ]),
 ];
 /** out[at] = int8 score of the row whose accumulator is `acc`, `at` the local holding its byte offset. */
@@ -216,57 +215,41 @@ const locate = (k: number, at: number, row: number) => [
   ...get(2), I32_LOAD, ...memarg(2, 4 * k), ...i32(2), I32_SHL, ...set(at),
   ...get(1), ...get(2), I32_LOAD, ...memarg(2, 4 * k), ...get(4), I32_MUL, I32_ADD, ...set(row),
 ];
-/** Moves $qq and every row's address of the group `bytes` on. */
-const advanceGroup = (bytes: number) => advance([10, ...GROUP_ROWS.map(({ row }) => row)], new Array(ROWS_A_PASS + 1).fill(bytes));
+/**
+ * Scores the listed rows from $positions to the local `end`, `rows.length` a pass (the first row's locals are
+ * $p, $at, $acc: 9, 12, 11).
+ */
+const listedRows = (rows: GroupRow[], end: number) => [
+  BLOCK, VOID, LOOP, VOID,
+  ...get(2), ...get(end), I32_GE_U, BR_IF, 1,
+  ...rows.flatMap(({ row, at }, k) => locate(k, at, row)),
+  ...get(9), ...get(4), I32_ADD, ...set(13),
+  ...get(0), ...set(10),
+  ...rows.flatMap(({ acc }) => [...ZERO, ...set(acc)]),
+  ...get(4), ...i32(16), I32_AND, IF, VOID,
+  ...blocks(rows, 0, true),
+  ...advance([10, ...rows.map(({ row }) => row)], new Array(rows.length + 1).fill(16)),
+  END,
+  BLOCK, VOID,
+  ...get(9), ...get(13), I32_GE_U, BR_IF, 0,
+  LOOP, VOID,
+  ...blocks(rows, 0), ...blocks(rows, 16),
+  ...advance([10, ...rows.map(({ row }) => row)], new Array(rows.length + 1).fill(32)),
+  ...get(9), ...get(13), I32_LT_U, BR_IF, 0,
+  END, END,
+  ...rows.flatMap(({ acc, at }) => storeInt8(acc, at)),
+  ...advance([2], [4 * rows.length]),
+  BR, 0, END, END,
+];
 const SCORES_AT = [
   // locals: 3 × i32 ($end $p $qq), v128 $acc, 2 × i32 ($at $rowEnd), the further rows' addresses and offsets and
   // $groupsEnd (i32), their accumulators and the question (v128)
   0x05, 0x03, I32_TYPE, 0x01, V128_TYPE, 0x02, I32_TYPE, 2 * FURTHER + 1, I32_TYPE, FURTHER + 1, V128_TYPE,
   ...get(2), ...get(3), ...i32(2), I32_SHL, I32_ADD, ...set(8),
-  // ROWS_A_PASS listed rows a pass, the question's loads shared by them.
   ...get(2), ...get(3), ...i32(-ROWS_A_PASS), I32_AND, ...i32(2), I32_SHL, I32_ADD, ...set(GROUPS_END),
-  BLOCK, VOID, LOOP, VOID,
-  ...get(2), ...get(GROUPS_END), I32_GE_U, BR_IF, 1,
-  ...GROUP_ROWS.flatMap(({ row, at }, k) => locate(k, at, row)),
-  ...get(9), ...get(4), I32_ADD, ...set(13),
-  ...get(0), ...set(10),
-  ...GROUP_ROWS.flatMap(({ acc }) => [...ZERO, ...set(acc)]),
-  ...get(4), ...i32(16), I32_AND, IF, VOID,
-  ...groupBlocks(0, true),
-  ...advanceGroup(16),
-  END,
-  BLOCK, VOID,
-  ...get(9), ...get(13), I32_GE_U, BR_IF, 0,
-  LOOP, VOID,
-  ...groupBlocks(0), ...groupBlocks(16),
-  ...advanceGroup(32),
-  ...get(9), ...get(13), I32_LT_U, BR_IF, 0,
-  END, END,
-  ...GROUP_ROWS.flatMap(({ acc, at }) => storeInt8(acc, at)),
-  ...advance([2], [4 * ROWS_A_PASS]),
-  BR, 0, END, END,
-  // The rows left over (fewer than ROWS_A_PASS), one a pass.
-  BLOCK, VOID, LOOP, VOID,
-  ...get(2), ...get(8), I32_GE_U, BR_IF, 1,
-  ...get(2), I32_LOAD, ...memarg(2), ...i32(2), I32_SHL, ...set(12),
-  ...get(1), ...get(2), I32_LOAD, ...memarg(2), ...get(4), I32_MUL, I32_ADD, ...set(9),
-  ...get(9), ...get(4), I32_ADD, ...set(13),
-  ...ZERO, ...set(11),
-  ...get(0), ...set(10),
-  ...get(4), ...i32(16), I32_AND, IF, VOID,
-  ...int8Block(0), ...set(11),
-  ...advance([10, 9], [16, 16]),
-  END,
-  BLOCK, VOID,
-  ...get(9), ...get(13), I32_GE_U, BR_IF, 0,
-  LOOP, VOID,
-  ...get(11), ...int8Block(0), ...simd(I32X4_ADD), ...int8Block(16), ...simd(I32X4_ADD), ...set(11),
-  ...advance([10, 9], [32, 32]),
-  ...get(9), ...get(13), I32_LT_U, BR_IF, 0,
-  END, END,
-  ...storeInt8(11, 12),
-  ...advance([2], [4]),
-  BR, 0, END, END,
+  // ROWS_A_PASS listed rows a pass, the question's loads shared by them; then the rows left over one a pass.
+  ...listedRows(GROUP_ROWS, GROUPS_END),
+  ...listedRows(GROUP_ROWS.slice(0, 1), 8),
   END,
 ];
 

@@ -48,11 +48,17 @@ export const sumOfLanes = (acc: number) => [
 ];
 
 /**
- * Σ of 16 products of the int8 row at local `row` and the u8 (0..127) question at local `question`,
- * `offset` bytes on, into four i32 lanes (relaxed SIMD: int8-wasm.ts's relaxed kernel, int4-wasm.ts's scoresAt).
+ * Σ of 16 products of two v128 values, int8 (what `row` pushes) and u8 in 0..127 (what `question` pushes), into
+ * four i32 lanes (relaxed SIMD: int8-wasm.ts's relaxed kernel, int4-wasm.ts's scoresAt).
  */
-export const relaxedDotBlock = (row: number, question: number, offset: number) => [
-  ...get(row), ...simd(V128_LOAD, ...memarg(0, offset)), ...get(question), ...simd(V128_LOAD, ...memarg(0, offset)),
+export const relaxedDot = (row: number[], question: number[]) => [
+  ...row, ...question,
   ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S),
   ...simd(V128_CONST, ...Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? 1 : 0))), ...simd(I32X4_DOT_I16X8_S),
 ];
+
+/** The 16 bytes at local `address`, `offset` bytes on. */
+export const loadV128 = (address: number, offset = 0) => [...get(address), ...simd(V128_LOAD, ...memarg(0, offset))];
+
+/** relaxedDot of the int8 row at local `row` and the u8 question at local `question`, `offset` bytes on. */
+export const relaxedDotBlock = (row: number, question: number, offset: number) => relaxedDot(loadV128(row, offset), loadV128(question, offset));
