@@ -75,7 +75,7 @@ async function documentScope(params: RetrieveParams, deps: RetrieveDeps): Promis
   return allowed.filter((id) => chosen.has(id));
 }
 
-function scored(c: Candidate, term: number, vector: number): Scored {
+function scoredHit(c: Candidate, term: number, vector: number): Scored {
   return {
     id: c.id, dataset_id: c.dataset_id, document_id: c.document_id, document_name: c.document_name,
     term, vector, similarity: 0, pagerank: 0,
@@ -89,7 +89,7 @@ function scored(c: Candidate, term: number, vector: number): Scored {
 function scoreTextHits(textHits: Candidate[], textCosines: Map<string, number>, useVector: boolean): Map<string, Scored> {
   const term = termScale(textHits.map((h) => h.score));
   const byId = new Map<string, Scored>();
-  for (const h of textHits) byId.set(h.id, scored(h, term(h.score), useVector ? vectorSimilarity(textCosines.get(h.id) ?? null) : 0));
+  for (const h of textHits) byId.set(h.id, scoredHit(h, term(h.score), useVector ? vectorSimilarity(textCosines.get(h.id) ?? null) : 0));
   return byId;
 }
 
@@ -104,7 +104,7 @@ function withVectorHits(
   for (const h of vectorHits) {
     const hit = byId.get(h.id);
     if (hit) hit.vector = vectorSimilarity(h.score);
-    else byId.set(h.id, scored(h, 0, vectorSimilarity(h.score)));
+    else byId.set(h.id, scoredHit(h, 0, vectorSimilarity(h.score)));
   }
   const all = [...byId.values()];
   for (const s of all) {
