@@ -43,6 +43,14 @@ const EMBED_BATCH = 32;
 const EMBED_IN_FLIGHT = 2;
 
 /**
+ * The embedding steps heartbeat with each batch and at least this often, which keeps them alive within the
+ * 10 s heartbeat timeout. They learn of a stop from their own progress write: it is made only while the run
+ * is still RUNNING, at the end of every batch. A heartbeat every second from each of the 16 steps cost the
+ * dev server ~3 CPU-s and the worker ~0.5 per 100 documents (bench/ingest/README.md, "Heartbeats").
+ */
+const EMBED_HEARTBEAT_MS = 5000;
+
+/**
  * Progress bands of the stages, so the document's progress only goes up. Generating keywords and
  * questions (when asked for) is the slow stage: the embedding starts after its band.
  */
@@ -59,9 +67,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
   /** The document, if this run is still its current RUNNING run; otherwise a non-retryable StaleRun. */
   async function currentRun(ref: RunRef): Promise<DocumentRow> {
     const doc = await store.documents.byId(ref.documentId);
-    if (!doc || doc.run_seq !== ref.runSeq || doc.run !== 'RUNNING') {
-      throw ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${ref.documentId} is no longer current`, STALE);
-    }
+    if (!doc || doc.run_seq !== ref.runSeq || doc.run !== 'RUNNING') throw staleRun(ref);
     return doc;
   }
 
@@ -96,8 +102,9 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     };
   }
 
-  async function report(ref: RunRef, progress: number, message: string): Promise<void> {
-    await store.documents.updateRun(ref.documentId, ref.runSeq, { progress, progress_msg: message, update_time: nowMs() });
+  /** The run's progress, written only while it is the document's RUNNING run: a stopped run's message stays. Whether it was written. */
+  async function report(ref: RunRef, progress: number, message: string): Promise<boolean> {
+    return store.documents.updateRun(ref.documentId, ref.runSeq, { progress, progress_msg: message, update_time: nowMs() }, 'RUNNING');
   }
 
   /** The file's sections, with progress reported in the extract band. */
@@ -173,7 +180,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       answer.catch(() => undefined);
       requested.set(b, answer);
     };
-    const stop = keepAlive();
+    const stop = keepAlive(EMBED_HEARTBEAT_MS);
     try {
       for (let b = 0; b < batches; b++) {
         throwIfCancelled();
@@ -191,7 +198,8 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
         vectors.push(...batch);
         heartbeat({ batch: b });
         const done = Math.min((b + 1) * EMBED_BATCH, drafts.length);
-        await report(ref, from + ((to - from) * done) / drafts.length, `Embedding chunks: ${done}/${drafts.length}`);
+        // Also how the step learns of a stop (a stopped, deleted or re-parsed run), at the end of each batch.
+        if (!(await report(ref, from + ((to - from) * done) / drafts.length, `Embedding chunks: ${done}/${drafts.length}`))) throw staleRun(ref);
       }
       return vectors;
     } catch (err) {
@@ -332,7 +340,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
         // The counts in the result: the step's cost stays readable in the workflow history (Temporal UI, bench/enrich).
         return { chunksKey, progress };
       } catch (err) {
-        if (run.stale()) throw ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${doc.id} is no longer current`, STALE);
+        if (run.stale()) throw staleRun(ref);
         throw enrichmentFailure(err, label, model.id);
       } finally {
         run.stop();
@@ -433,10 +441,15 @@ function chunkId(documentId: string, runSeq: number, ordinal: number): string {
   return createHash('sha256').update(`${documentId}:${runSeq}:${ordinal}`).digest('hex').slice(0, 32);
 }
 
-/** Heartbeats every second while a long step runs, so a dead worker is noticed and cancels arrive. */
-function keepAlive(): () => void {
-  const timer = setInterval(() => heartbeat(), 1000);
+/** Heartbeats every `everyMs` (a second unless told) while a long step runs, so a dead worker is noticed and cancels arrive. */
+function keepAlive(everyMs = 1000): () => void {
+  const timer = setInterval(() => heartbeat(), everyMs);
   return () => clearInterval(timer);
+}
+
+/** The run is no longer the document's current one (stopped, deleted, re-parsed): the workflow ends without writing. */
+function staleRun(ref: RunRef): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`run ${ref.runSeq} of document ${ref.documentId} is no longer current`, STALE);
 }
 
 function throwIfCancelled(): void {

@@ -129,12 +129,13 @@ function routes(models: FakeOllamaModel[]): Record<string, Route> {
     res.end(`${JSON.stringify({ ...base(), message: { role: 'assistant', content: '' }, done: true, done_reason: 'stop', ...stats })}\n`);
   };
 
-  const embed: Route = ({ res, body, behaviour }) => {
+  const embed: Route = async ({ res, body, behaviour }) => {
     const model = find(body?.model);
     if (!model) return notFound(res, body?.model);
     if (!model.capabilities.includes('embedding')) {
       return sendJson(res, 400, { error: 'this model does not support embeddings' });
     }
+    if (behaviour.embedDelayMs > 0) await sleep(behaviour.embedDelayMs);
     const inputs: string[] = Array.isArray(body.input) ? body.input.map(String) : [String(body.input ?? '')];
     sendJson(res, 200, {
       model: body.model,

@@ -214,9 +214,10 @@ function routes(flavour: Flavour, models: string[] | undefined): Record<string, 
     res.end('data: [DONE]\n\n');
   };
 
-  const embeddings: Route = (ex) => {
+  const embeddings: Route = async (ex) => {
     if (unknownModel(ex)) return;
     const { res, body, behaviour } = ex;
+    if (behaviour.embedDelayMs > 0) await sleep(behaviour.embedDelayMs);
     const inputs: string[] = Array.isArray(body?.input) ? body.input : [body?.input ?? ''];
     const data = inputs.map((text, index) => {
       const vector = fakeEmbedding(String(text), behaviour.dims);

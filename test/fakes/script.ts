@@ -74,6 +74,8 @@ export interface FakeBehaviour {
   tokenDelayMs: number;
   /** Embedding dimensions. */
   dims: number;
+  /** Delay before an embeddings reply (a slow embedding model). */
+  embedDelayMs: number;
   /** 'field': reasoning_content (OpenAI-style) / message.thinking (Ollama); 'think-tags': inline in content. */
   reasoningStyle: 'field' | 'think-tags';
   failure?: FakeFailure;
@@ -175,6 +177,7 @@ export const DEFAULT_BEHAVIOUR: FakeBehaviour = {
   ttftMs: 0,
   tokenDelayMs: 0,
   dims: 64,
+  embedDelayMs: 0,
   reasoningStyle: 'field',
 };
 

@@ -4,6 +4,9 @@ import { Api, newUser, eventually } from './client.js';
 import { getDoc, longText, upload, waitForRun } from './documents-helpers.js';
 import { makeDocx, makePdf } from '../fixtures/generate.js';
 import { documentBlobKey } from '../../src/services/blob-keys.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startFakeOpenAI } from '../fakes/index.js';
+import { addModelServer, FACTORY } from './chat-helpers.js';
 
 describe('documents over HTTP', function () {
   this.timeout(180_000);
@@ -158,6 +161,31 @@ describe('documents over HTTP', function () {
       assert.ok(Date.now() - t0 < 10_000, 'the cancel is prompt');
       assert.equal(end.chunk_count, 0);
       assert.equal(await indexedChunks(doc.id), 0);
+    });
+
+    it('a stopped parse stops embedding at the batch in hand and writes nothing more to the document', async () => {
+      const fake = await startFakeOpenAI({ embedDelayMs: 300 });
+      try {
+        const { api: user } = await newUser('stop-embed');
+        await addModelServer(user, fake.baseUrl, { embedding: 'fake-embed', setDefault: false });
+        const ds = (await user.post('/datasets', { name: 'stop-embed', embedding_model: `fake-embed@fake@${FACTORY}` })).body.data.id;
+        const doc = (await upload(user, ds, [{ name: 'long.txt', bytes: longText(4000) }])).body.data[0];
+        const embeddingRequests = () => fake.requests.filter((r) => r.path === '/v1/embeddings').length;
+        await user.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] });
+        await eventually(async () => embeddingRequests() >= 2, 60_000, 50);
+        assert.equal((await user.delete(`/datasets/${ds}/chunks`, { document_ids: [doc.id] })).status, 200);
+        const stopped = await waitForRun(user, ds, doc.id, ['CANCEL', 'DONE', 'FAIL'], 30_000);
+        assert.equal(stopped.run, 'CANCEL');
+        const sentByThen = embeddingRequests();
+        await sleep(3000); // ten batches' time at the fake's pace
+        // The embedding step learns of the stop when it writes its progress after the batch in hand; the one
+        // request it keeps in flight beside that batch may still arrive.
+        assert.ok(embeddingRequests() <= sentByThen + 1, `embedding went on after the stop: ${embeddingRequests() - sentByThen} requests`);
+        const later = await getDoc(user, ds, doc.id);
+        assert.deepEqual([later.run, later.progress, later.progress_msg], [stopped.run, stopped.progress, stopped.progress_msg]);
+      } finally {
+        await fake.close();
+      }
     });
 
     it('refuses to stop a document that is not running', async () => {
