@@ -43,10 +43,10 @@ const EMBED_BATCH = 32;
 const EMBED_IN_FLIGHT = 2;
 
 /**
- * The embedding steps heartbeat with each batch and at least this often, which keeps them alive within the
- * 10 s heartbeat timeout. They learn of a stop from their own progress write: it is made only while the run
+ * How often the embedding steps heartbeat (the last batch saved as its details), which keeps them alive within
+ * the 10 s heartbeat timeout. They learn of a stop from their own progress write: it is made only while the run
  * is still RUNNING, at the end of every batch. A heartbeat every second from each of the 16 steps cost the
- * dev server ~3 CPU-s and the worker ~0.5 per 100 documents (bench/ingest/README.md, "Heartbeats").
+ * dev server ~1–3 CPU-s per 100 documents (bench/ingest/README.md, "Heartbeats").
  */
 const EMBED_HEARTBEAT_MS = 5000;
 
@@ -180,7 +180,8 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
       answer.catch(() => undefined);
       requested.set(b, answer);
     };
-    const stop = keepAlive(EMBED_HEARTBEAT_MS);
+    let lastSaved = -1;
+    const stop = keepAlive(EMBED_HEARTBEAT_MS, () => ({ batch: lastSaved }));
     try {
       for (let b = 0; b < batches; b++) {
         throwIfCancelled();
@@ -196,7 +197,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
         requested.delete(b);
         await writeVectors(blobs, key, batch);
         vectors.push(...batch);
-        heartbeat({ batch: b });
+        lastSaved = b;
         const done = Math.min((b + 1) * EMBED_BATCH, drafts.length);
         // Also how the step learns of a stop (a stopped, deleted or re-parsed run), at the end of each batch.
         if (!(await report(ref, from + ((to - from) * done) / drafts.length, `Embedding chunks: ${done}/${drafts.length}`))) throw staleRun(ref);
@@ -441,9 +442,12 @@ function chunkId(documentId: string, runSeq: number, ordinal: number): string {
   return createHash('sha256').update(`${documentId}:${runSeq}:${ordinal}`).digest('hex').slice(0, 32);
 }
 
-/** Heartbeats every `everyMs` (a second unless told) while a long step runs, so a dead worker is noticed and cancels arrive. */
-function keepAlive(everyMs = 1000): () => void {
-  const timer = setInterval(() => heartbeat(), everyMs);
+/**
+ * Heartbeats every `everyMs` (a second unless told) while a long step runs, so a dead worker is noticed and
+ * cancels arrive; each carries `details()` when given (shown in the Temporal UI).
+ */
+function keepAlive(everyMs = 1000, details?: () => unknown): () => void {
+  const timer = setInterval(() => heartbeat(details?.()), everyMs);
   return () => clearInterval(timer);
 }
 
