@@ -43,12 +43,13 @@ const EMBED_BATCH = 32;
 const EMBED_IN_FLIGHT = 2;
 
 /**
- * How often the embedding steps heartbeat (the last batch saved as its details), which keeps them alive within
- * the 10 s heartbeat timeout. They learn of a stop from their own progress write: it is made only while the run
- * is still RUNNING, at the end of every batch. A heartbeat every second from each of the 16 steps cost the
- * dev server ~1–3 CPU-s per 100 documents (bench/ingest/README.md, "Heartbeats").
+ * How often the embedding steps heartbeat (the last batch saved as its details). They learn of a stop from their
+ * own progress write: it is made only while the run is still RUNNING, at the end of every batch. A heartbeat
+ * every second from each of the 16 steps cost the dev server ~1–3 CPU-s per 100 documents (bench/ingest/README.md,
+ * "Heartbeats"). With the SDK's 1 s throttle, 4 s still leaves the event loop ~5 s of the 10 s heartbeat timeout
+ * (a large document's index write holds it that long at ~15,000 chunks).
  */
-const EMBED_HEARTBEAT_MS = 5000;
+const EMBED_HEARTBEAT_MS = 4000;
 
 /**
  * Progress bands of the stages, so the document's progress only goes up. Generating keywords and
