@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { harness } from './harness.js';
 import { Api, newUser, eventually } from './client.js';
 import { getDoc, longText, upload, waitForRun } from './documents-helpers.js';
 import { makeDocx, makePdf } from '../fixtures/generate.js';
 import { documentBlobKey } from '../../src/services/blob-keys.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startFakeOpenAI } from '../fakes/index.js';
 import { addModelServer, FACTORY } from './chat-helpers.js';
 
