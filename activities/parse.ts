@@ -47,7 +47,7 @@ const EMBED_IN_FLIGHT = 2;
  * own progress write: it is made only while the run is still RUNNING, at the end of every batch. A heartbeat
  * every second from each of the 16 steps cost the dev server ~1–3 CPU-s per 100 documents (bench/ingest/README.md,
  * "Heartbeats"). With the SDK's 1 s throttle, 4 s still leaves the event loop ~5 s of the 10 s heartbeat timeout
- * (a large document's index write holds it that long at ~15,000 chunks).
+ * (a document's index write is one synchronous transaction, ~0.2 ms per chunk: that long at ~20,000 chunks).
  */
 const EMBED_HEARTBEAT_MS = 4000;
 
