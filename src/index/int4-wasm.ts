@@ -79,7 +79,7 @@
  */
 import { functionBody, get, i32, loadV128, memarg, name, relaxedDot, section, set, simd, sumOfLanes, unsignedLeb } from './wasm-assembly.js';
 
-const V128_LOAD = 0x00, V128_CONST = 0x0c, V128_AND = 0x4e, I16X8_SHR_U = 0x8d;
+const V128_CONST = 0x0c, V128_AND = 0x4e, I16X8_SHR_U = 0x8d;
 const I16X8_ADD = 0x8e, I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba, I16X8_RELAXED_DOT_I8X16_I7X16_S = 0x112;
 const BLOCK = 0x02, LOOP = 0x03, IF = 0x04, END = 0x0b, BR = 0x0c, BR_IF = 0x0d, VOID = 0x40, TEE = 0x22;
 const I32_LOAD = 0x28, F32_LOAD = 0x2a, F32_STORE = 0x38, I32_LT_U = 0x49, I32_GE_U = 0x4f;
@@ -99,11 +99,11 @@ const P1 = 14, PAIRS_END = 15, ACC1 = 16, QS = [17, 18], SUMS = [19, 20], HALF_R
 /** The question's 16 bytes at $qq + at, kept in a local of `QS` for the second row (`tee`) or taken from it (`get`). */
 const question = (at: number, from?: 'tee' | 'get') => from === 'get'
   ? get(QS[(at / 16) % 2]!)
-  : [...get(9), ...simd(V128_LOAD, ...memarg(0, at)), ...(from === 'tee' ? [TEE, QS[(at / 16) % 2]!] : [])];
+  : [...loadV128(9, at), ...(from === 'tee' ? [TEE, QS[(at / 16) % 2]!] : [])];
 /** 32 dimensions as eight i16 sums of pairs: the row's 16 bytes at `row` + at, the question's 32 at $qq + 2 · at. */
 const half = (at: number, row = 8, from?: 'tee' | 'get') => [
   ...question(2 * at, from),
-  ...get(row), ...simd(V128_LOAD, ...memarg(0, at)), TEE, 11, ...get(12), ...simd(V128_AND),
+  ...loadV128(row, at), TEE, 11, ...get(12), ...simd(V128_AND),
   ...simd(I16X8_RELAXED_DOT_I8X16_I7X16_S),
   ...question(2 * at + 16, from),
   ...get(11), ...i32(4), ...simd(I16X8_SHR_U), ...get(12), ...simd(V128_AND),

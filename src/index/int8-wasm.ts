@@ -89,10 +89,10 @@
 import { debuglog } from 'node:util';
 import v8 from 'node:v8';
 import { seededRandom } from '../seeded-random.js';
-import { functionBody, get, i32, memarg, name, relaxedDotBlock, section, set, simd, sumOfLanes, unsignedLeb } from './wasm-assembly.js';
+import { functionBody, get, i32, loadV128, memarg, name, relaxedDotBlock, section, set, simd, sumOfLanes, unsignedLeb } from './wasm-assembly.js';
 
 // Locals: 0 $q, 1 $rows, 2 $n, 3 $stride, 4 $scales, 5 $out, 6 $end, 7 $p, 8 $qq, 9 $acc, 10 $v.
-const V128_LOAD = 0x00, V128_CONST = 0x0c;
+const V128_CONST = 0x0c;
 const I16X8_EXTEND_LOW_I8X16_S = 0x87, I16X8_EXTEND_HIGH_I8X16_S = 0x88, I32X4_ADD = 0xae, I32X4_DOT_I16X8_S = 0xba;
 const BLOCK = 0x02, LOOP = 0x03, END = 0x0b, BR = 0x0c, BR_IF = 0x0d, VOID = 0x40;
 const I32_ADD = 0x6a, I32_SUB = 0x6b, I32_SHL = 0x74, I32_LT_U = 0x49, I32_GE_U = 0x4f;
@@ -111,12 +111,12 @@ const BODY = [
   ...get(1), ...get(3), I32_ADD, ...set(1),
   ...get(0), ...set(8),
   LOOP, VOID,
-  ...get(7), ...simd(V128_LOAD, ...memarg(0)), ...set(10),
+  ...loadV128(7), ...set(10),
   ...get(9),
-  ...get(10), ...simd(I16X8_EXTEND_LOW_I8X16_S), ...get(8), ...simd(V128_LOAD, ...memarg(0)), ...simd(I32X4_DOT_I16X8_S),
+  ...get(10), ...simd(I16X8_EXTEND_LOW_I8X16_S), ...loadV128(8), ...simd(I32X4_DOT_I16X8_S),
   ...simd(I32X4_ADD), ...set(9),
   ...get(9),
-  ...get(10), ...simd(I16X8_EXTEND_HIGH_I8X16_S), ...get(8), ...simd(V128_LOAD, ...memarg(0, 16)), ...simd(I32X4_DOT_I16X8_S),
+  ...get(10), ...simd(I16X8_EXTEND_HIGH_I8X16_S), ...loadV128(8, 16), ...simd(I32X4_DOT_I16X8_S),
   ...simd(I32X4_ADD), ...set(9),
   ...get(8), ...i32(32), I32_ADD, ...set(8),
   ...get(7), ...i32(16), I32_ADD, ...set(7),

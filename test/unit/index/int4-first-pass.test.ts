@@ -86,7 +86,7 @@ describe('the 4-bit first pass of the coarse stage (int4-wasm.ts, int8-rows.ts, 
     }
   });
 
-  it('rescores any number of listed rows, odd or even (two rows a pass, the last one alone), and no other', () => {
+  it('rescores any number of listed rows (four a pass, the ones left over one at a time), and no other', () => {
     for (const dim of [16, 48, 384]) {
       const vectors = vectorsOf(40, dim, 700 + dim);
       const rows = rowsOf(vectors, dim);
