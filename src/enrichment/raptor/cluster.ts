@@ -1,6 +1,7 @@
 import { kMeans, type KMeansFit } from './kmeans.js';
 import { principalComponents } from './pca.js';
 import { seededRandom } from '../../seeded-random.js';
+import { nextTurn } from '../../batching.js';
 
 /** How one level's items are grouped (parser_config.raptor: max_cluster, clustering_ratio, clustering_threshold, random_seed). */
 export interface ClusterSettings {
@@ -58,7 +59,7 @@ export async function clusterVectors(vectors: ArrayLike<number>[], settings: Clu
   for (const k of clusterCounts(bound)) {
     last = kMeans(reduced, k, random);
     onFit?.(k);
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     const bic = mixtureBic(reduced, last);
     if (tightEnough(unit, last, settings.threshold) && (!best || bic < best.bic)) {
       best = { bic, fit: last };

@@ -3,9 +3,6 @@
 /** Bytes of row data per insert request, far below Milvus's gRPC and insert size limits. */
 const BYTES_PER_WRITE = 8 * 1024 * 1024;
 
-export const chunksOf = <T>(items: T[], size: number): T[][] =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
-
 /** Consecutive batches whose weights add up to at most `max` (a heavier item alone). */
 export function batchesOfWeight<T>(items: T[], weight: (item: T) => number, max: number): T[][] {
   const batches: T[][] = [];

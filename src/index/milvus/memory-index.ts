@@ -7,7 +7,7 @@ import type {
 } from '../memory-types.js';
 import { fromFloat32Blob } from '../vector-codec.js';
 import { bm25Query } from './analysis.js';
-import { chunksOf } from './batches.js';
+import { chunksOf } from '../../batching.js';
 import { call, connectMilvus, MilvusIndexError } from './client.js';
 import { checkStorableDim, CollectionCatalog, searchableVector, type CollectionSpec } from './collections.js';
 import { equals, isInIntegers } from './expressions.js';

@@ -16,7 +16,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { MetaDb } from '../../store/db.js';
 import { escapeLike } from '../../store/datasets.js';
 import { messageSize, planEviction, type FifoCandidate } from '../../memories/size.js';
-import { chunksOf } from './batches.js';
+import { chunksOf } from '../../batching.js';
 import { fromFloat32Blob, toFloat32Blob } from '../vector-codec.js';
 import { toMessage, type MessageRow } from '../memory-rows.js';
 import type {

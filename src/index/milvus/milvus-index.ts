@@ -5,7 +5,8 @@ import type { Candidate, ChunkFilter, ChunkIndex, ChunkListQuery, ChunkLoadOptio
 import { bm25Query, bm25Text } from './analysis.js';
 import { call, connectMilvus, MilvusIndexError } from './client.js';
 import { checkStorableDim, chunksSpec, CollectionCatalog, MAX_DIM, MIN_DIM, partsSpec, searchableVector, vectorsName, vectorsSpec, type CollectionSpec } from './collections.js';
-import { batchesOfWeight, chunksOf } from './batches.js';
+import { chunksOf } from '../../batching.js';
+import { batchesOfWeight } from './batches.js';
 import { and, chunkFilter, containsPattern, equals, isIn, literal } from './expressions.js';
 import { bm25Score, cosine, cosineSearch, countRows, deleteWhere, IDS_PER_REQUEST, queryRows, RESULT_WINDOW, upsertRows, type Row } from './operations.js';
 import { mayAnalyseDifferently, Reanalysis, type ProgressLog, type ReanalysisRun } from './reanalysis.js';

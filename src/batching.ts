@@ -1,0 +1,10 @@
+/** Splitting long work so that no single step holds the event loop for long. */
+
+/** `items` in consecutive slices of at most `size`. */
+export const chunksOf = <T>(items: T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
+/** Resolves on the event loop's next turn, after the I/O and timers already due (heartbeats, HTTP requests). */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
