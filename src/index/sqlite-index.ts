@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { threadId } from 'node:worker_threads';
+import { chunksOf, nextTurn } from '../batching.js';
 import { queryTerms } from '../retrieval/tokenizer.js';
 import { buildMatchExpression, FTS_COLUMNS, MATCH_ROW_BUDGET } from './fts-query.js';
 import { DatasetPostings, type PostingSourceRow, type WeightedStem } from './memory-postings/dataset-postings.js';
@@ -110,6 +111,16 @@ interface TermStats {
   chunkFrequency: Map<string, number>;
 }
 
+/**
+ * Chunks per write transaction. The index writes on the event loop (~0.25 ms a chunk with its full text and
+ * vector), so one transaction for a large document held the loop for seconds (~5 s for 20,000 chunks): no
+ * HTTP answer, no heartbeat meanwhile. A large write is therefore no longer atomic: its slices are seen as
+ * they commit. Measured by bench/ingest/index-writes.ts (docs/retrieval.md, "Large writes in slices").
+ */
+export const WRITE_SLICE = 500;
+/** Chunks per delete transaction: a delete costs ~10× less a chunk, and every commit pays FTS5's own work. */
+export const REMOVE_SLICE = 2000;
+
 /** chunk_rows.terms held stems for term similarity before it came from BM25: kept in the schema, left empty. */
 const NO_TERMS = Buffer.alloc(0);
 
@@ -207,17 +218,20 @@ export class SqliteChunkIndex implements ChunkIndex {
     for (const id of new Set(datasetIds)) this.sql.bumpGeneration.run(id);
   }
 
+  /** Writes in transactions of WRITE_SLICE chunks, the event loop turning between them (see WRITE_SLICE). */
   async upsert(chunks: IndexedChunk[]): Promise<void> {
-    if (chunks.length === 0) return;
-    this.db.transaction(() => {
-      // Last write wins when a batch repeats an id.
-      const unique = [...new Map(chunks.map((c) => [c.id, c])).values()];
-      const existing = this.sql.targetsById.all(ids(unique.map((c) => c.id))) as Target[];
-      this.removeDerived(existing);
-      for (const chunk of unique) this.writeChunk(chunk);
-      this.sql.addChunkCount.run(unique.length - existing.length);
-      this.touch([...unique.map((c) => c.dataset_id), ...existing.map((t) => t.dataset_id)]);
-    })();
+    // Last write wins when a batch repeats an id.
+    const unique = [...new Map(chunks.map((c) => [c.id, c])).values()];
+    for (const [i, slice] of chunksOf(unique, WRITE_SLICE).entries()) {
+      if (i > 0) await nextTurn();
+      this.db.transaction(() => {
+        const existing = this.sql.targetsById.all(ids(slice.map((c) => c.id))) as Target[];
+        this.removeDerived(existing);
+        for (const chunk of slice) this.writeChunk(chunk);
+        this.sql.addChunkCount.run(slice.length - existing.length);
+        this.touch([...slice.map((c) => c.dataset_id), ...existing.map((t) => t.dataset_id)]);
+      })();
+    }
   }
 
   private writeChunk(c: IndexedChunk): void {
@@ -255,9 +269,10 @@ export class SqliteChunkIndex implements ChunkIndex {
     const rowids = ids(targets.map((t) => t.rowid));
     this.sql.deleteFts.run(rowids);
     this.sql.deleteVectors.run(rowids);
-    this.sql.deleteKeys.run(JSON.stringify(targets.map((t) => [t.dataset_id, t.rowid])));
+    this.sql.deleteKeys.run(JSON.stringify([...new Set(targets.map((t) => t.dataset_id))]), rowids);
   }
 
+  /** Removes the rows `select` finds, in one transaction; returns how many. */
   private remove(select: () => Target[]): number {
     return this.db.transaction(() => {
       const targets = select();
@@ -267,6 +282,20 @@ export class SqliteChunkIndex implements ChunkIndex {
       this.touch(targets.map((t) => t.dataset_id));
       return targets.length;
     })();
+  }
+
+  /**
+   * Removes every row `select(limit)` finds, at most REMOVE_SLICE a transaction, until one finds fewer: each
+   * transaction selects afresh, so a row written or removed meanwhile by another call is never mistaken.
+   */
+  private async removeAll(select: (limit: number) => Target[]): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const n = this.remove(() => select(REMOVE_SLICE));
+      removed += n;
+      if (n < REMOVE_SLICE) return removed;
+      await nextTurn();
+    }
   }
 
   async get(id: string): Promise<IndexedChunk | undefined> {
@@ -295,28 +324,40 @@ export class SqliteChunkIndex implements ChunkIndex {
   }
 
   async deleteChunks(chunkIds: string[]): Promise<number> {
-    if (chunkIds.length === 0) return 0;
-    return this.remove(() => this.sql.targetsById.all(ids(new Set(chunkIds))) as Target[]);
+    let removed = 0;
+    for (const [i, slice] of chunksOf([...new Set(chunkIds)], REMOVE_SLICE).entries()) {
+      if (i > 0) await nextTurn();
+      removed += this.remove(() => this.sql.targetsById.all(ids(slice)) as Target[]);
+    }
+    return removed;
   }
 
   async deleteByDocument(documentId: string): Promise<number> {
-    return this.remove(() => this.sql.targetsByDocument.all(documentId) as Target[]);
+    return this.removeAll((limit) => this.sql.targetsByDocument.all(documentId, limit) as Target[]);
   }
 
+  /**
+   * Renames the chunks the document has when called, WRITE_SLICE a transaction (chunks removed meanwhile are
+   * skipped): their rows and full text (the title is a column of it); keys and vectors do not hold the name.
+   */
   async renameDocument(documentId: string, name: string): Promise<number> {
-    return this.db.transaction(() => {
-      const chunkIds = this.db.prepare('SELECT id FROM chunk_rows WHERE document_id = ?').pluck().all(documentId) as string[];
-      if (chunkIds.length === 0) return 0;
-      const chunks = this.sql.getMany.all(ids(chunkIds)) as ChunkRow[];
-      this.removeDerived(chunks.map((r) => ({ rowid: r.rowid, dataset_id: r.dataset_id })));
-      for (const row of chunks) this.writeChunk({ ...toChunk(row), document_name: name });
-      this.touch(chunks.map((r) => r.dataset_id));
-      return chunks.length;
-    })();
+    let renamed = 0;
+    for (const [i, slice] of chunksOf(this.sql.rowsByDocument.all(documentId) as number[], WRITE_SLICE).entries()) {
+      if (i > 0) await nextTurn();
+      renamed += this.db.transaction(() => {
+        const targets = this.sql.renameRows.all(name, documentId, ids(slice)) as Target[];
+        const rowids = ids(targets.map((t) => t.rowid));
+        this.sql.deleteFts.run(rowids);
+        this.sql.refillFts.run(rowids);
+        this.touch(targets.map((t) => t.dataset_id));
+        return targets.length;
+      })();
+    }
+    return renamed;
   }
 
   async deleteByDataset(datasetId: string): Promise<number> {
-    return this.remove(() => this.sql.targetsByDataset.all(datasetId) as Target[]);
+    return this.removeAll((limit) => this.sql.targetsByDataset.all(datasetId, limit) as Target[]);
   }
 
   async countByDocument(documentId: string): Promise<number> {

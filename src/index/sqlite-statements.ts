@@ -89,11 +89,21 @@ export function prepareStatements(db: Database) {
     insertVector: p(`INSERT INTO chunk_vectors (row, vector) VALUES (?, ?)`),
     deleteFts: p(`DELETE FROM chunk_fts WHERE rowid IN (SELECT value FROM json_each(?))`),
     deleteVectors: p(`DELETE FROM chunk_vectors WHERE row IN (SELECT value FROM json_each(?))`),
-    deleteKeys: p(`DELETE FROM chunk_keys WHERE (dataset_id, row) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`),
+    // A row number is a chunk_rows rowid, so it is in one dataset: the two lists select exactly the rows' keys, by the
+    // primary key (a list of (dataset, row) pairs was read as a scan of chunk_keys when the list was long).
+    deleteKeys: p(`DELETE FROM chunk_keys WHERE dataset_id IN (SELECT value FROM json_each(?)) AND row IN (SELECT value FROM json_each(?))`),
     deleteRows: p(`DELETE FROM chunk_rows WHERE rowid IN (SELECT value FROM json_each(?))`),
     targetsById: p(`SELECT rowid, dataset_id FROM chunk_rows WHERE id IN (SELECT value FROM json_each(?))`),
-    targetsByDocument: p(`SELECT rowid, dataset_id FROM chunk_rows WHERE document_id = ?`),
-    targetsByDataset: p(`SELECT rowid, dataset_id FROM chunk_rows WHERE dataset_id = ?`),
+    targetsByDocument: p(`SELECT rowid, dataset_id FROM chunk_rows WHERE document_id = ? LIMIT ?`),
+    targetsByDataset: p(`SELECT rowid, dataset_id FROM chunk_rows WHERE dataset_id = ? LIMIT ?`),
+    rowsByDocument: p(`SELECT rowid FROM chunk_rows WHERE document_id = ?`).pluck(),
+    renameRows: p(`UPDATE chunk_rows SET document_name = ? WHERE document_id = ? AND rowid IN (SELECT value FROM json_each(?))
+      RETURNING rowid, dataset_id`),
+    refillFts: p(`INSERT INTO chunk_fts (rowid, title, content, important_keywords, questions, scope)
+      SELECT rowid, document_name, content,
+        (SELECT coalesce(group_concat(value, char(10)), '') FROM json_each(important_keywords)),
+        (SELECT coalesce(group_concat(value, char(10)), '') FROM json_each(questions)), '${SCOPE_TOKEN}'
+      FROM chunk_rows WHERE rowid IN (SELECT value FROM json_each(?))`),
     getMany: p(`SELECT ${ROW_COLUMNS} FROM json_each(?) j JOIN chunk_rows r ON r.id = j.value
       LEFT JOIN chunk_vectors v ON v.row = r.rowid`),
     getManyWithoutVectors: p(`SELECT ${ROW_COLUMNS.replace('v.vector', 'NULL AS vector')} FROM json_each(?) j

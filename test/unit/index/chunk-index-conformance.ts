@@ -205,6 +205,20 @@ export function chunkIndexConformance(name: string, open: () => Promise<ChunkInd
         const renamed = await index.get('a');
         assert.deepEqual([renamed?.document_name, renamed?.content, renamed?.vector], ['Turbine manual.pdf', 'shared word', [1, 0]]);
       });
+
+      it('a renamed chunk is still found by its content, keywords and questions, and keeps every other field', async () => {
+        const index = await open();
+        const original = chunk({
+          id: 'k', document_id: 'd9', document_name: 'before.txt', content: 'gearbox lubrication', important_keywords: ['flange', 'bearing'],
+          questions: ['How is the impeller balanced?', 'Which torque?'], tag_kwd: ['t'], positions: [[3, 1, 2, 3, 4]], vector: [0, 1],
+        });
+        await index.upsert([original]);
+        assert.equal(await index.renameDocument('d9', 'Gasket atlas.txt'), 1);
+        for (const word of ['lubrication', 'bearing', 'flange', 'impeller', 'torque', 'gasket', 'atlas']) {
+          assert.deepEqual(ids(await index.fullText(word, { datasetIds: ['ds1'] }, 10)), ['k'], word);
+        }
+        assert.deepEqual(await index.get('k'), { ...original, document_name: 'Gasket atlas.txt' });
+      });
     });
 
     describe('list', () => {

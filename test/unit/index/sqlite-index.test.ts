@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../../../src/index/sqlite-index.js';
+import { REMOVE_SLICE, SqliteChunkIndex, WRITE_SLICE } from '../../../src/index/sqlite-index.js';
 import { chunkIndexConformance } from './chunk-index-conformance.js';
 import { chunk, memoryIndex } from './helpers.js';
 
@@ -52,6 +52,58 @@ describe('SqliteChunkIndex', () => {
       assert.deepEqual(ids(await index.vectorSearch([1, 0], everywhere, 10)), ['d']);
       const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
       assert.deepEqual([count('chunk_rows'), count('chunk_keys'), count('chunk_vectors')], [1, 1, 1]);
+    });
+  });
+
+  describe('large writes', () => {
+    /** The event loop's turns while `write` runs: a write held in one transaction lets none happen. */
+    async function turnsDuring(write: () => Promise<unknown>): Promise<number> {
+      let turns = 0;
+      let running = true;
+      const turn = () => {
+        if (!running) return;
+        turns++;
+        setImmediate(turn);
+      };
+      setImmediate(turn);
+      await write();
+      running = false;
+      return turns;
+    }
+    const count = (db: Database.Database, table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    // Three slices of the larger kind: at least two turns of the event loop in every operation.
+    const n = 2 * Math.max(WRITE_SLICE, REMOVE_SLICE) + 1;
+    const document = (datasetId: string, documentId: string) => Array.from({ length: n }, (_, i) =>
+      chunk({ id: `${documentId}-${i}`, dataset_id: datasetId, document_id: documentId, content: `word${i} common`, important_keywords: ['flange'], vector: [1, i] }));
+
+    it('a large document is written, renamed and deleted in slices of chunks, the event loop turning between their transactions', async () => {
+      const { db, index } = memoryIndex();
+      const scope = { datasetIds: ['ds1'] };
+      assert.ok(await turnsDuring(() => index.upsert(document('ds1', 'big'))) >= 2);
+      assert.equal(await index.countByDocument('big'), n);
+      assert.ok(await turnsDuring(async () => assert.equal(await index.renameDocument('big', 'renamed.txt'), n)) >= 2);
+      assert.equal((await index.fullText('renamed', scope, 2 * n)).length, n);
+      assert.equal((await index.fullText('flange', scope, 2 * n)).length, n);
+      assert.ok((await index.getMany(['big-0', `big-${n - 1}`])).every((c) => c.document_name === 'renamed.txt'));
+      assert.ok(await turnsDuring(async () => assert.equal(await index.deleteByDocument('big'), n)) >= 2);
+      assert.deepEqual(['chunk_rows', 'chunk_keys', 'chunk_vectors'].map((t) => count(db, t)), [0, 0, 0]);
+      assert.deepEqual(await index.fullText('common', scope, 10), []);
+    });
+
+    it('deletes by ids across datasets and a whole dataset in slices, leaving no derived rows behind', async () => {
+      const { db, index } = memoryIndex();
+      await index.upsert([...document('ds1', 'a'), ...document('ds2', 'b'), ...document('ds3', 'c')]);
+      const someOfEach = [...document('ds1', 'a'), ...document('ds2', 'b')].filter((_, i) => i % 2 === 0).map((c) => c.id);
+      assert.ok(await turnsDuring(async () => assert.equal(await index.deleteChunks(someOfEach), someOfEach.length)) >= 2);
+      assert.equal(count(db, 'chunk_keys'), 3 * n - someOfEach.length);
+      assert.ok(await turnsDuring(async () => assert.equal(await index.deleteByDataset('ds3'), n)) >= 2);
+      assert.deepEqual(['chunk_rows', 'chunk_keys', 'chunk_vectors'].map((t) => count(db, t)), [2 * n - someOfEach.length, 2 * n - someOfEach.length, 2 * n - someOfEach.length]);
+      assert.equal((await index.fullText('common', { datasetIds: ['ds1', 'ds2', 'ds3'] }, 3 * n)).length, 2 * n - someOfEach.length);
+    });
+
+    it('sets FTS5 to rewrite a segment once half its rows are deleted', () => {
+      const { db } = memoryIndex();
+      assert.equal(db.prepare(`SELECT v FROM chunk_fts_config WHERE k = 'deletemerge'`).pluck().get(), 50);
     });
   });
 
