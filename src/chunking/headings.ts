@@ -1,3 +1,4 @@
+import { appendAll } from '../arrays.js';
 import type { Position, Section } from '../parsing/types.js';
 import type { ChunkDraft } from './types.js';
 import { unionPositions } from './positions.js';
@@ -60,7 +61,7 @@ export function chunkByHeadings(sections: readonly Section[], options: SectionCh
     const first = chunks[0]!;
     const positions = unionPositions([group.headingPositions, first.positions]);
     if (positions) first.positions = positions;
-    out.push(...chunks);
+    appendAll(out, chunks);
   });
   return out;
 }

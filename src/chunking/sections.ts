@@ -1,3 +1,4 @@
+import { appendAll } from '../arrays.js';
 import type { Section } from '../parsing/types.js';
 import type { ChunkDraft } from './types.js';
 import { mergePieces } from './merge.js';
@@ -22,7 +23,7 @@ export function sectionChunks(sections: readonly Section[], options: SectionChun
   const out: ChunkDraft[] = [];
   let pending: Piece[] = [];
   const flush = () => {
-    out.push(...mergePieces(pending, merge));
+    appendAll(out, mergePieces(pending, merge));
     pending = [];
   };
 
@@ -30,13 +31,13 @@ export function sectionChunks(sections: readonly Section[], options: SectionChun
     switch (section.kind) {
       case 'table':
         flush();
-        out.push(...tableChunks(section, { maxTokens: options.maxTokens, html: options.html4excel, prefix: options.prefix }));
+        appendAll(out, tableChunks(section, { maxTokens: options.maxTokens, html: options.html4excel, prefix: options.prefix }));
         break;
       case 'image': {
         flush();
         const chunks = mergePieces(textPieces(section.text, section.positions, options.delimiters), merge);
         if (chunks[0] && section.image) chunks[0].image = section.image;
-        out.push(...chunks);
+        appendAll(out, chunks);
         break;
       }
       case 'code':
@@ -45,7 +46,7 @@ export function sectionChunks(sections: readonly Section[], options: SectionChun
         break;
       case 'title':
       case 'text':
-        pending.push(...textPieces(section.text, section.positions, options.delimiters, section.kind === 'title'));
+        appendAll(pending, textPieces(section.text, section.positions, options.delimiters, section.kind === 'title'));
         break;
     }
   }

@@ -1,3 +1,4 @@
+import { appendAll } from '../../arrays.js';
 import type { ExtractedDocument, Section } from '../../parsing/types.js';
 import { countTokens } from '../../text/tokens.js';
 import type { ChunkDraft } from '../types.js';
@@ -106,7 +107,7 @@ export function chunkLaws(doc: ExtractedDocument, config: Record<string, unknown
     const positions = first && unionPositions([unit.heading?.positions, first.positions]);
     if (first && positions) first.positions = positions;
     if (chunks.length > 0) pathShown = true;
-    out.push(...chunks);
+    appendAll(out, chunks);
     unit = undefined;
   };
   // A part or chapter with no unit under it (say, a repealed chapter) still becomes a chunk.

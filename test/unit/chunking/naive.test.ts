@@ -17,6 +17,13 @@ describe('chunking naive', () => {
     }
   });
 
+  it('chunks a section of 300,000 lines (a 20 MB text file) without overflowing the stack', () => {
+    const lines = Array.from({ length: 300_000 }, (_, i) => `Line ${i}.`);
+    const chunks = chunkDocument(doc([text(lines.join('\n'))]), 'naive', { chunk_token_num: 512 }, ctx);
+    assert.ok(chunks.length > 1000);
+    assert.equal(chunks.map((c) => c.content).join('\n'), lines.join('\n'));
+  });
+
   it('fills chunks: small sections share a chunk', () => {
     const chunks = chunkDocument(doc([text('Alpha.'), text('Beta.'), text('Gamma.')]), 'naive', { chunk_token_num: 128 }, ctx);
     assert.deepEqual(chunks.map((c) => c.content), ['Alpha.\nBeta.\nGamma.']);
