@@ -6,7 +6,8 @@ import type { DocumentRow } from '../src/store/documents.js';
 import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
 import type { IndexedChunk } from '../src/index/types.js';
-import { parserPool } from '../src/parsing/parser-pool.js';
+import { parserPool, type ChunkedFile, type ChunkRequest } from '../src/parsing/parser-pool.js';
+import type { ExtractOptions } from '../src/parsing/extractor.js';
 import { chunkDocument as runChunker, type ChunkMethod } from '../src/chunking/index.js';
 import { countTokens } from '../src/text/tokens.js';
 import { embeddingText, withTitle } from '../src/services/chunk-vectors.js';
@@ -46,8 +47,9 @@ const EMBED_IN_FLIGHT = 2;
  * How often the embedding steps heartbeat (the last batch saved as its details). They learn of a stop from their
  * own progress write: it is made only while the run is still RUNNING, at the end of every batch. A heartbeat
  * every second from each of the 16 steps cost the dev server ~1–3 CPU-s per 100 documents (bench/ingest/README.md,
- * "Heartbeats"). With the SDK's 1 s throttle, 4 s still leaves the event loop ~5 s of the 10 s heartbeat timeout
- * (a document's index write is one synchronous transaction, ~0.2 ms per chunk: that long at ~20,000 chunks).
+ * "Heartbeats"). With the SDK's 1 s throttle, 4 s still leaves the event loop ~5 s of the 10 s heartbeat timeout;
+ * nothing of a parse holds it near that long (the index writes in slices of ~0.1–0.5 s, chunking runs in the
+ * parser process: docs/operations.md, "Large documents").
  */
 const EMBED_HEARTBEAT_MS = 4000;
 
@@ -108,8 +110,11 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     return store.documents.updateRun(ref.documentId, ref.runSeq, { progress, progress_msg: message, update_time: nowMs() }, 'RUNNING');
   }
 
-  /** The file's sections, with progress reported in the extract band. */
-  async function extract(ref: RunRef, doc: DocumentRow): Promise<ExtractedDocument> {
+  /**
+   * `parse` run on the document's file (in a parser process), with progress reported in the extract band; an
+   * empty file is a document with nothing in it (zero chunks, DONE), as in RAGFlow, not a corrupt one: `empty` answers it.
+   */
+  async function parseFile<T>(ref: RunRef, doc: DocumentRow, parse: (bytes: Uint8Array, options: ExtractOptions) => Promise<T>, empty: () => T): Promise<T> {
     const [from, to] = BANDS.extract;
     await report(ref, from, `Reading ${doc.name}`);
     const bytes = await blobs.get(doc.location);
@@ -118,8 +123,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     let last = 0;
     const stop = keepAlive();
     try {
-      // An empty file is a document with nothing in it (zero chunks, DONE), as in RAGFlow, not a corrupt one.
-      const extracted: ExtractedDocument = bytes.byteLength === 0 ? { sections: [], pages: 0, meta: {} } : await parsers.extract(bytes, doc.name, {
+      const result = bytes.byteLength === 0 ? empty() : await parse(bytes, {
         signal: ctx.cancellationSignal,
         onProgress: (fraction, message) => {
           heartbeat({ fraction });
@@ -130,8 +134,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
         },
       });
       throwIfCancelled();
-      await report(ref, to, `Extracted ${extracted.sections.length} sections from ${extracted.pages} page(s)`);
-      return extracted;
+      return result;
     } catch (err) {
       throw asFailure(err);
     } finally {
@@ -139,15 +142,26 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     }
   }
 
-  /** Splits the sections into chunks with the document's chunk method; the chunks go to a work file. */
-  async function chunk(ref: RunRef, doc: DocumentRow, extracted: ExtractedDocument): Promise<ChunkedRun> {
-    const parserConfig = JSON.parse(doc.parser_config) as Record<string, unknown>;
-    const drafts = runChunker(extracted, doc.chunk_method as ChunkMethod, parserConfig, { filename: doc.name });
+  /** The file's sections (runs started before extraction and chunking were one step). */
+  async function extract(ref: RunRef, doc: DocumentRow): Promise<ExtractedDocument> {
+    const extracted = await parseFile(ref, doc, (bytes, options) => parsers.extract(bytes, doc.name, options), () => EMPTY_DOCUMENT);
+    await report(ref, BANDS.extract[1], extractedMessage(extracted.sections.length, extracted.pages));
+    return extracted;
+  }
+
+  /** The sections split into chunks with the document's chunk method (here: runs started before the one step). */
+  function chunkHere(doc: DocumentRow, extracted: ExtractedDocument): ChunkedFile {
+    const { method, config } = chunkRequest(doc);
+    const drafts = runChunker(extracted, method, config, { filename: doc.name });
+    return { drafts, tokens: drafts.reduce((n, d) => n + countTokens(d.content), 0), pages: extracted.pages, sections: extracted.sections.length };
+  }
+
+  /** The chunks go to a work file, for the steps after. */
+  async function saveChunks(ref: RunRef, doc: DocumentRow, { drafts, tokens }: ChunkedFile): Promise<ChunkedRun> {
     const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks.json`;
     await writeJson(blobs, chunksKey, drafts);
-    const tokens = drafts.reduce((n, d) => n + countTokens(d.content), 0);
     await report(ref, BANDS.chunk[1], `Split into ${drafts.length} chunks (${tokens} tokens)`);
-    return { chunksKey, chunks: drafts.length, tokens, enrich: keywordSettings(parserConfig) };
+    return { chunksKey, chunks: drafts.length, tokens, enrich: keywordSettings(chunkRequest(doc).config) };
   }
 
   function vectorsPrefix(doc: DocumentRow, ref: RunRef): string {
@@ -287,19 +301,21 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     /** Chunking alone, for runs started before extraction and chunking were one step. */
     async chunkDocument(ref: RunRef & { sectionsKey: string }): Promise<ChunkedRun> {
       const doc = await currentRun(ref);
-      return chunk(ref, doc, await readJson<ExtractedDocument>(blobs, ref.sectionsKey));
+      return saveChunks(ref, doc, chunkHere(doc, await readJson<ExtractedDocument>(blobs, ref.sectionsKey)));
     },
 
     /**
-     * The file's sections, split into chunks, in one step: the sections never leave memory. It runs on
-     * the extraction queue, whose few slots match the parser processes, so files waiting for a parser
-     * never hold the slots the embedding steps need. `enrich`: the keywords and questions the model is
-     * to write per chunk (the workflow skips that step when none).
+     * The file's sections, split into chunks, in one step and in the parser process (the sections never leave
+     * it; the chunker's token counts, seconds for a book, hold neither this process's event loop nor its memory).
+     * It runs on the extraction queue, whose few slots match the parser processes, so files waiting for a parser
+     * never hold the slots the embedding steps need. `enrich`: the keywords and questions the model is to write
+     * per chunk (the workflow skips that step when none).
      */
     async extractAndChunk(ref: RunRef): Promise<ChunkedRun & { pages: number; sections: number }> {
       const doc = await currentRun(ref);
-      const extracted = await extract(ref, doc);
-      return { ...(await chunk(ref, doc, extracted)), pages: extracted.pages, sections: extracted.sections.length };
+      const chunked = await parseFile(ref, doc, (bytes, options) => parsers.extractAndChunk(bytes, doc.name, chunkRequest(doc), options), () => chunkHere(doc, EMPTY_DOCUMENT));
+      await report(ref, BANDS.extract[1], extractedMessage(chunked.sections, chunked.pages));
+      return { ...(await saveChunks(ref, doc, chunked)), pages: chunked.pages, sections: chunked.sections };
     },
 
     /**
@@ -439,6 +455,15 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
 }
 
 /** Deterministic per run and position, so a retried index step overwrites instead of duplicating. */
+const EMPTY_DOCUMENT: ExtractedDocument = { sections: [], pages: 0, meta: {} };
+
+const extractedMessage = (sections: number, pages: number) => `Extracted ${sections} sections from ${pages} page(s)`;
+
+/** How the document is to be chunked: its chunk method and parser_config. */
+function chunkRequest(doc: DocumentRow): ChunkRequest {
+  return { method: doc.chunk_method as ChunkMethod, config: JSON.parse(doc.parser_config) as Record<string, unknown> };
+}
+
 function chunkId(documentId: string, runSeq: number, ordinal: number): string {
   return createHash('sha256').update(`${documentId}:${runSeq}:${ordinal}`).digest('hex').slice(0, 32);
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { moduleProcessArgs } from '../threads.js';
 import { ParseLimitError } from './errors.js';
+import type { ChunkDraft, ChunkMethod } from '../chunking/index.js';
 import type { ExtractOptions } from './extractor.js';
 import { refuseBeforeParsing } from './guards.js';
 import { LIMIT_VARIABLES, parseLimitsFrom, parserCeilingsFrom, type ParseLimits, type ParserCeilings } from './limits.js';
@@ -12,18 +13,35 @@ export interface ParserPoolOptions extends ParserCeilings {
   limits: ParseLimits;
 }
 
+/** How the parser process is to chunk what it extracts (src/chunking). */
+export interface ChunkRequest {
+  method: ChunkMethod;
+  /** The document's parser_config. */
+  config: Record<string, unknown>;
+}
+
+/** A file extracted and chunked in a parser process. */
+export interface ChunkedFile {
+  drafts: ChunkDraft[];
+  /** Tokens of all the drafts' contents (the document's token_count). */
+  tokens: number;
+  pages: number;
+  sections: number;
+}
+
 type Reply =
   | { type: 'ready' }
   | { id: number; type: 'progress'; fraction: number; message: string }
-  | { id: number; type: 'done'; doc: ExtractedDocument }
+  | { id: number; type: 'done'; result: ExtractedDocument | ChunkedFile }
   | { id: number; type: 'error'; name: string; message: string };
 
 interface Job {
   id: number;
   bytes: Uint8Array;
   filename: string;
+  chunking?: ChunkRequest;
   options: ExtractOptions;
-  resolve(doc: ExtractedDocument): void;
+  resolve(result: ExtractedDocument | ChunkedFile): void;
   reject(err: unknown): void;
 }
 
@@ -94,6 +112,18 @@ export class ParserPool {
   constructor(readonly options: ParserPoolOptions) {}
 
   extract(bytes: Uint8Array, filename: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
+    return this.run(bytes, filename, undefined, options) as Promise<ExtractedDocument>;
+  }
+
+  /**
+   * Extracts the file and chunks it, both in a parser process: chunking a large document (token counts, seconds
+   * for a book) then holds neither this process's event loop nor its memory, and falls under the same ceilings.
+   */
+  extractAndChunk(bytes: Uint8Array, filename: string, chunking: ChunkRequest, options: ExtractOptions = {}): Promise<ChunkedFile> {
+    return this.run(bytes, filename, chunking, options) as Promise<ChunkedFile>;
+  }
+
+  private run(bytes: Uint8Array, filename: string, chunking: ChunkRequest | undefined, options: ExtractOptions): Promise<ExtractedDocument | ChunkedFile> {
     return new Promise((resolve, reject) => {
       if (options.signal?.aborted) return reject(options.signal.reason);
       try {
@@ -102,7 +132,7 @@ export class ParserPool {
       } catch (error) {
         return reject(error);
       }
-      const job: Job = { id: this.nextId++, bytes, filename, options, resolve, reject };
+      const job: Job = { id: this.nextId++, bytes, filename, chunking, options, resolve, reject };
       options.signal?.addEventListener('abort', () => this.cancel(job), { once: true });
       this.queue.push(job);
       this.dispatch();
@@ -138,7 +168,7 @@ export class ParserPool {
     child.stderr = '';
     child.timer = setTimeout(() => void this.kill(child, 'timeout'), this.options.timeoutSec * 1000);
     try {
-      child.process.send({ type: 'job', id: job.id, bytes: job.bytes, filename: job.filename, limits: this.options.limits });
+      child.process.send({ type: 'job', id: job.id, bytes: job.bytes, filename: job.filename, chunking: job.chunking, limits: this.options.limits });
     } catch (error) {
       // The channel closed under us: the child is dying, and its exit fails the job.
       child.stderr = `could not send the file: ${(error as Error).message}`;
@@ -179,7 +209,7 @@ export class ParserPool {
       if (!job || job.id !== msg.id) return;
       if (msg.type === 'progress') return job.options.onProgress?.(msg.fraction, msg.message);
       this.release(child);
-      if (msg.type === 'done') job.resolve(msg.doc);
+      if (msg.type === 'done') job.resolve(msg.result);
       else job.reject(Object.assign(new Error(msg.message), { name: msg.name }));
     });
     let gone = false;

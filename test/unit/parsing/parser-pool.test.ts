@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { getPriority } from 'node:os';
 import { DEFAULT_PARSE_LIMITS } from '../../../src/parsing/limits.js';
+import { chunkDocument } from '../../../src/chunking/index.js';
+import { extract } from '../../../src/parsing/index.js';
 import { PARSER_NICENESS, ParserPool } from '../../../src/parsing/parser-pool.js';
+import { countTokens } from '../../../src/text/tokens.js';
 import { makePdf } from '../../fixtures/generate.js';
 import { docxBomb, heavyDocx } from '../../fixtures/hostile.js';
 
@@ -59,6 +62,17 @@ describe('extraction in parser processes', function () {
     assert.ok(docs[1].sections.some((s) => s.kind === 'title' && s.text === 'Title'));
     assert.equal(docs[2].sections[0].text, 'plain words');
     assert.ok(parsers.processes().length <= 2, 'never more processes than the pool size');
+  });
+
+  it('extracts and chunks in the parser process: the chunks and token count the chunker gives in this process', async () => {
+    const pdf = await makePdf({ pages: 3, paragraphsPerPage: 4 });
+    const request = { method: 'naive' as const, config: { chunk_token_num: 64 } };
+    const chunked = await shared.extractAndChunk(pdf, 'c.pdf', request);
+    const drafts = chunkDocument(await extract(pdf, 'c.pdf'), request.method, request.config, { filename: 'c.pdf' });
+    assert.ok(drafts.length > 3);
+    assert.deepEqual(chunked, { drafts, tokens: drafts.reduce((n, d) => n + countTokens(d.content), 0), pages: 3, sections: chunked.sections });
+    assert.ok(chunked.sections > 0);
+    await assert.rejects(shared.extractAndChunk(Buffer.from('%PDF-1.7 garbage'), 'bad.pdf', request), { name: 'CorruptFileError' });
   });
 
   it('reports progress from the child process', async () => {
