@@ -115,7 +115,7 @@ interface TermStats {
  * Chunks per write transaction. The index writes on the event loop (~0.25 ms a chunk with its full text and
  * vector), so one transaction for a large document held the loop for seconds (~5 s for 20,000 chunks): no
  * HTTP answer, no heartbeat meanwhile. A large write is therefore no longer atomic: its slices are seen as
- * they commit. Measured by bench/ingest/index-writes.ts (docs/operations.md, "Large documents: the index writes in slices").
+ * they commit. Measured by bench/ingest/index-writes.ts (docs/operations.md, "Large documents: off the event loop").
  */
 export const WRITE_SLICE = 500;
 /** Chunks per delete transaction: a delete costs ~10× less a chunk, and every commit pays FTS5's own work. */
