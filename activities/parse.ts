@@ -454,7 +454,6 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
   };
 }
 
-/** Deterministic per run and position, so a retried index step overwrites instead of duplicating. */
 const EMPTY_DOCUMENT: ExtractedDocument = { sections: [], pages: 0, meta: {} };
 
 const extractedMessage = (sections: number, pages: number) => `Extracted ${sections} sections from ${pages} page(s)`;
@@ -464,6 +463,7 @@ function chunkRequest(doc: DocumentRow): ChunkRequest {
   return { method: doc.chunk_method as ChunkMethod, config: JSON.parse(doc.parser_config) as Record<string, unknown> };
 }
 
+/** Deterministic per run and position, so a retried index step overwrites instead of duplicating. */
 function chunkId(documentId: string, runSeq: number, ordinal: number): string {
   return createHash('sha256').update(`${documentId}:${runSeq}:${ordinal}`).digest('hex').slice(0, 32);
 }
