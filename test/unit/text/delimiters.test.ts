@@ -39,6 +39,23 @@ describe('text/delimiters', () => {
       assert.deepEqual(splitKeepingDelimiters('', ['\n']), []);
       assert.deepEqual(splitKeepingDelimiters('abc', []), ['abc']);
     });
+
+    it('takes a delimiter outside the BMP and a lone surrogate as one character each, and ignores entries of several characters', () => {
+      assert.deepEqual(splitKeepingDelimiters('a😀b😀😀c', ['😀']), ['a😀', 'b😀😀', 'c']);
+      assert.deepEqual(splitKeepingDelimiters('a\ud800b', ['\ud800']), ['a\ud800', 'b']);
+      assert.deepEqual(splitKeepingDelimiters('a😀b', ['\ud83d']), ['a😀b']);
+      assert.deepEqual(splitKeepingDelimiters('xaby', ['ab']), ['xaby']);
+    });
+
+    it('splits a 10 MB text into pieces that are slices of it, not chains of characters', () => {
+      const text = 'A line of text, sixty characters long, more or less, ends.\n'.repeat(180_000);
+      const before = process.memoryUsage().heapUsed;
+      const pieces = splitKeepingDelimiters(text, ['\n']);
+      assert.equal(pieces.length, 180_000);
+      assert.equal(pieces.join(''), text);
+      // One character at a time made each piece a chain of one-character strings: ~35 bytes of heap a byte.
+      assert.ok(process.memoryUsage().heapUsed - before < 100 * 2 ** 20, `${((process.memoryUsage().heapUsed - before) / 2 ** 20).toFixed(0)} MB`);
+    });
   });
 
   describe('splitOnCustomDelimiters', () => {
