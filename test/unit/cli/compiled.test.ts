@@ -85,7 +85,7 @@ describe('compiled bundles (bin/compiled.js)', () => {
     it('a compiled parser process extracts a file, finding its files where the sources are', async () => {
       const child = fork(path.join(outDir, 'parser-process.js'), [], { serialization: 'advanced', stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
       try {
-        const replies: { type: string; doc?: { sections: { text: string }[] } }[] = [];
+        const replies: { type: string; result?: { sections: { text: string }[] } }[] = [];
         const done = new Promise<void>((resolve, reject) => {
           child.on('message', (msg: (typeof replies)[number]) => {
             replies.push(msg);
@@ -97,7 +97,7 @@ describe('compiled bundles (bin/compiled.js)', () => {
         await done;
         const last = replies.at(-1)!;
         assert.equal(last.type, 'done', JSON.stringify(last));
-        assert.match(last.doc!.sections.map((s) => s.text).join('\n'), /Some text/);
+        assert.match(last.result!.sections.map((s) => s.text).join('\n'), /Some text/);
       } finally {
         child.kill();
       }
