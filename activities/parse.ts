@@ -6,9 +6,10 @@ import type { DocumentRow } from '../src/store/documents.js';
 import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
 import type { IndexedChunk } from '../src/index/types.js';
-import { parserPool, type ChunkedFile, type ChunkRequest } from '../src/parsing/parser-pool.js';
+import { parserPool } from '../src/parsing/parser-pool.js';
+import { chunkFile, type ChunkedFile, type ChunkRequest } from '../src/chunking/chunk-file.js';
 import type { ExtractOptions } from '../src/parsing/extractor.js';
-import { chunkDocument as runChunker, type ChunkMethod } from '../src/chunking/index.js';
+import type { ChunkMethod } from '../src/chunking/index.js';
 import { countTokens } from '../src/text/tokens.js';
 import { embeddingText, withTitle } from '../src/services/chunk-vectors.js';
 import { chunkImageKey } from '../src/services/blob-keys.js';
@@ -149,19 +150,12 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     return extracted;
   }
 
-  /** The sections split into chunks with the document's chunk method (here: runs started before the one step). */
-  function chunkHere(doc: DocumentRow, extracted: ExtractedDocument): ChunkedFile {
-    const { method, config } = chunkRequest(doc);
-    const drafts = runChunker(extracted, method, config, { filename: doc.name });
-    return { drafts, tokens: drafts.reduce((n, d) => n + countTokens(d.content), 0), pages: extracted.pages, sections: extracted.sections.length };
-  }
-
-  /** The chunks go to a work file, for the steps after. */
-  async function saveChunks(ref: RunRef, doc: DocumentRow, { drafts, tokens }: ChunkedFile): Promise<ChunkedRun> {
+  /** The chunks go to a work file, for the steps after; `config` is the document's parser_config. */
+  async function saveChunks(ref: RunRef, doc: DocumentRow, { drafts, tokens }: ChunkedFile, config: ChunkRequest['config']): Promise<ChunkedRun> {
     const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks.json`;
     await writeJson(blobs, chunksKey, drafts);
     await report(ref, BANDS.chunk[1], `Split into ${drafts.length} chunks (${tokens} tokens)`);
-    return { chunksKey, chunks: drafts.length, tokens, enrich: keywordSettings(chunkRequest(doc).config) };
+    return { chunksKey, chunks: drafts.length, tokens, enrich: keywordSettings(config) };
   }
 
   function vectorsPrefix(doc: DocumentRow, ref: RunRef): string {
@@ -301,7 +295,8 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     /** Chunking alone, for runs started before extraction and chunking were one step. */
     async chunkDocument(ref: RunRef & { sectionsKey: string }): Promise<ChunkedRun> {
       const doc = await currentRun(ref);
-      return saveChunks(ref, doc, chunkHere(doc, await readJson<ExtractedDocument>(blobs, ref.sectionsKey)));
+      const request = chunkRequest(doc);
+      return saveChunks(ref, doc, chunkFile(await readJson<ExtractedDocument>(blobs, ref.sectionsKey), request, doc.name), request.config);
     },
 
     /**
@@ -313,9 +308,10 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
      */
     async extractAndChunk(ref: RunRef): Promise<ChunkedRun & { pages: number; sections: number }> {
       const doc = await currentRun(ref);
-      const chunked = await parseFile(ref, doc, (bytes, options) => parsers.extractAndChunk(bytes, doc.name, chunkRequest(doc), options), () => chunkHere(doc, EMPTY_DOCUMENT));
+      const request = chunkRequest(doc);
+      const chunked = await parseFile(ref, doc, (bytes, options) => parsers.extractAndChunk(bytes, doc.name, request, options), () => chunkFile(EMPTY_DOCUMENT, request, doc.name));
       await report(ref, BANDS.extract[1], extractedMessage(chunked.sections, chunked.pages));
-      return { ...(await saveChunks(ref, doc, chunked)), pages: chunked.pages, sections: chunked.sections };
+      return { ...(await saveChunks(ref, doc, chunked, request.config)), pages: chunked.pages, sections: chunked.sections };
     },
 
     /**

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { moduleProcessArgs } from '../threads.js';
 import { ParseLimitError } from './errors.js';
-import type { ChunkDraft, ChunkMethod } from '../chunking/index.js';
+import type { ChunkedFile, ChunkRequest } from '../chunking/chunk-file.js';
 import type { ExtractOptions } from './extractor.js';
 import { refuseBeforeParsing } from './guards.js';
 import { LIMIT_VARIABLES, parseLimitsFrom, parserCeilingsFrom, type ParseLimits, type ParserCeilings } from './limits.js';
@@ -11,22 +11,6 @@ import type { ExtractedDocument } from './types.js';
 
 export interface ParserPoolOptions extends ParserCeilings {
   limits: ParseLimits;
-}
-
-/** How the parser process is to chunk what it extracts (src/chunking). */
-export interface ChunkRequest {
-  method: ChunkMethod;
-  /** The document's parser_config. */
-  config: Record<string, unknown>;
-}
-
-/** A file extracted and chunked in a parser process. */
-export interface ChunkedFile {
-  drafts: ChunkDraft[];
-  /** Tokens of all the drafts' contents (the document's token_count). */
-  tokens: number;
-  pages: number;
-  sections: number;
 }
 
 type Reply =

@@ -1,12 +1,11 @@
-import type { ChunkedFile, ChunkRequest } from './parser-pool.js';
+import type { ChunkRequest } from '../chunking/chunk-file.js';
 import type { ParseLimits } from './limits.js';
 
 // Under tsx, source maps are on, and Node then keeps a parsed map of every module tsx transformed:
 // ~110 MB of this process for pdfjs alone. Error messages, not stack traces, leave this process.
 process.setSourceMapsEnabled(false);
 const { extract } = await import('./index.js');
-const { chunkDocument } = await import('../chunking/index.js');
-const { countTokens } = await import('../text/tokens.js');
+const { chunkFile } = await import('../chunking/chunk-file.js');
 
 /**
  * Child-process side of the parser pool: one file at a time, progress messages, then the result (the
@@ -28,9 +27,7 @@ process.on('message', async ({ id, bytes, filename, chunking, limits }: Job) => 
   try {
     const doc = await extract(bytes, filename, { limits, onProgress: (fraction, message) => send({ id, type: 'progress', fraction, message }) });
     if (!chunking) return send({ id, type: 'done', result: doc });
-    const drafts = chunkDocument(doc, chunking.method, chunking.config, { filename });
-    const chunked: ChunkedFile = { drafts, tokens: drafts.reduce((n, d) => n + countTokens(d.content), 0), pages: doc.pages, sections: doc.sections.length };
-    send({ id, type: 'done', result: chunked });
+    send({ id, type: 'done', result: chunkFile(doc, chunking, filename) });
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     send({ id, type: 'error', name: e.name, message: e.message });
