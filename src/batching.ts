@@ -8,3 +8,11 @@ export const chunksOf = <T>(items: T[], size: number): T[][] =>
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/** Runs `each` on consecutive slices of at most `size` items, the event loop turning between them. */
+export async function eachSlice<T>(items: T[], size: number, each: (slice: T[]) => void): Promise<void> {
+  for (let i = 0; i < items.length; i += size) {
+    if (i > 0) await nextTurn();
+    each(items.slice(i, i + size));
+  }
+}

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { threadId } from 'node:worker_threads';
-import { chunksOf, nextTurn } from '../batching.js';
+import { eachSlice, nextTurn } from '../batching.js';
 import { queryTerms } from '../retrieval/tokenizer.js';
 import { buildMatchExpression, FTS_COLUMNS, MATCH_ROW_BUDGET } from './fts-query.js';
 import { DatasetPostings, type PostingSourceRow, type WeightedStem } from './memory-postings/dataset-postings.js';
@@ -222,16 +222,13 @@ export class SqliteChunkIndex implements ChunkIndex {
   async upsert(chunks: IndexedChunk[]): Promise<void> {
     // Last write wins when a batch repeats an id.
     const unique = [...new Map(chunks.map((c) => [c.id, c])).values()];
-    for (const [i, slice] of chunksOf(unique, WRITE_SLICE).entries()) {
-      if (i > 0) await nextTurn();
-      this.db.transaction(() => {
-        const existing = this.sql.targetsById.all(ids(slice.map((c) => c.id))) as Target[];
-        this.removeDerived(existing);
-        for (const chunk of slice) this.writeChunk(chunk);
-        this.sql.addChunkCount.run(slice.length - existing.length);
-        this.touch([...slice.map((c) => c.dataset_id), ...existing.map((t) => t.dataset_id)]);
-      })();
-    }
+    await eachSlice(unique, WRITE_SLICE, this.db.transaction((slice: IndexedChunk[]) => {
+      const existing = this.sql.targetsById.all(ids(slice.map((c) => c.id))) as Target[];
+      this.removeDerived(existing);
+      for (const chunk of slice) this.writeChunk(chunk);
+      this.sql.addChunkCount.run(slice.length - existing.length);
+      this.touch([...slice.map((c) => c.dataset_id), ...existing.map((t) => t.dataset_id)]);
+    }));
   }
 
   private writeChunk(c: IndexedChunk): void {
@@ -325,10 +322,9 @@ export class SqliteChunkIndex implements ChunkIndex {
 
   async deleteChunks(chunkIds: string[]): Promise<number> {
     let removed = 0;
-    for (const [i, slice] of chunksOf([...new Set(chunkIds)], REMOVE_SLICE).entries()) {
-      if (i > 0) await nextTurn();
+    await eachSlice([...new Set(chunkIds)], REMOVE_SLICE, (slice) => {
       removed += this.remove(() => this.sql.targetsById.all(ids(slice)) as Target[]);
-    }
+    });
     return removed;
   }
 
@@ -342,17 +338,14 @@ export class SqliteChunkIndex implements ChunkIndex {
    */
   async renameDocument(documentId: string, name: string): Promise<number> {
     let renamed = 0;
-    for (const [i, slice] of chunksOf(this.sql.rowsByDocument.all(documentId) as number[], WRITE_SLICE).entries()) {
-      if (i > 0) await nextTurn();
-      renamed += this.db.transaction(() => {
-        const targets = this.sql.renameRows.all(name, documentId, ids(slice)) as Target[];
-        const rowids = ids(targets.map((t) => t.rowid));
-        this.sql.deleteFts.run(rowids);
-        this.sql.refillFts.run(rowids);
-        this.touch(targets.map((t) => t.dataset_id));
-        return targets.length;
-      })();
-    }
+    await eachSlice(this.sql.rowsByDocument.all(documentId) as number[], WRITE_SLICE, this.db.transaction((slice: number[]) => {
+      const targets = this.sql.renameRows.all(name, documentId, ids(slice)) as Target[];
+      const rowids = ids(targets.map((t) => t.rowid));
+      this.sql.deleteFts.run(rowids);
+      this.sql.refillFts.run(rowids);
+      this.touch(targets.map((t) => t.dataset_id));
+      renamed += targets.length;
+    }));
     return renamed;
   }
 
