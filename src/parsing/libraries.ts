@@ -17,7 +17,26 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
     }));
 }
 
-export const loadPdfjs = once(() => import('pdfjs-dist/legacy/build/pdf.mjs'));
+/**
+ * pdfjs and its worker, the worker run on this thread (pdfjs's "fake worker" finds it on `globalThis.pdfjsWorker`).
+ * The legacy build, the one for Node, carries core-js, which on Node 20 replaces `Array.prototype.push` and
+ * `JSON.stringify` / `JSON.parse` for the whole process with JavaScript versions (for spec corner cases: an array
+ * whose length is not writable, `JSON.rawJSON`): every push of every module in the process, the chunker's included,
+ * then ran ~10× slower. The natives are put back once both modules are loaded; what core-js adds (e.g.
+ * `Promise.withResolvers`, `Map.prototype.getOrInsertComputed`) stays, pdfjs needs it.
+ */
+export const loadPdfjs = once(async () => {
+  const natives = { push: Array.prototype.push, stringify: JSON.stringify, parse: JSON.parse };
+  try {
+    const [pdfjs, worker] = await Promise.all([import('pdfjs-dist/legacy/build/pdf.mjs'), import('pdfjs-dist/legacy/build/pdf.worker.mjs')]);
+    (globalThis as { pdfjsWorker?: unknown }).pdfjsWorker = worker;
+    return pdfjs;
+  } finally {
+    Object.defineProperty(Array.prototype, 'push', { value: natives.push });
+    Object.defineProperty(JSON, 'stringify', { value: natives.stringify });
+    Object.defineProperty(JSON, 'parse', { value: natives.parse });
+  }
+});
 export const loadCanvas = once(() => import('@napi-rs/canvas'));
 export const loadMammoth = once(async () => (await import('mammoth')).default);
 export const loadJSZip = once(async () => (await import('jszip')).default);
