@@ -78,6 +78,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
         evicted = planEviction(used, incoming, options.limit, this.fifoCandidates(memoryId));
         this.removeRows(memoryId, evicted);
         const now = Date.now();
+        const fullText: [number, string][] = [];
         for (const { m, i, size } of fresh) {
           const id = (this.s.insert.get({
             memory_id: memoryId,
@@ -97,9 +98,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
             dim: m.vector.length,
             vector: m.vector.length ? toFloat32Blob(m.vector) : null,
           }) as { message_id: number }).message_id;
-          this.s.insertFts.run(id, m.content);
+          fullText.push([id, m.content]);
           ids[i] = id;
         }
+        this.insertFullText(fullText);
         this.s.addUsage.run(memoryId, incoming, fresh.length);
       }
       if (options.onceForSource !== undefined) this.s.markExtraction.run(memoryId, options.onceForSource, Date.now());
@@ -157,6 +159,15 @@ export class SqliteMemoryIndex implements MemoryIndex {
     return this.db.transaction(() => this.removeRows(memoryId, messageIds)).immediate();
   }
 
+  /**
+   * The messages' full text, after their rows and in ascending id: FTS5 writes out what it holds in memory whenever a
+   * later statement of the transaction opens a statement journal (the row inserts do) and whenever an id is lower
+   * than the one before, so otherwise each message became a segment of its own (the chunk index's writeChunks).
+   */
+  private insertFullText(rows: [number, string][]): void {
+    for (const [id, content] of rows.sort((a, b) => a[0] - b[0])) this.s.insertFts.run(id, content);
+  }
+
   async deleteMemory(memoryId: string): Promise<number> {
     return this.db.transaction(() => {
       const n = this.removeRows(memoryId, this.s.idsOfMemory.all(memoryId) as number[]);
@@ -176,6 +187,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
       if (taken.length) throw new Error(`cannot import into memory ${memoryId}: message id(s) ${taken.slice(0, 5).join(', ')} belong to another memory`);
       this.removeRows(memoryId, ids);
       let bytes = 0;
+      const fullText: [number, string][] = [];
       for (const m of byId.values()) {
         this.imports.insert.run({
           ...m,
@@ -184,9 +196,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
           dim: m.vector.length,
           vector: m.vector.length ? toFloat32Blob(m.vector) : null,
         });
-        this.s.insertFts.run(m.message_id, m.content);
+        fullText.push([m.message_id, m.content]);
         bytes += m.size;
       }
+      this.insertFullText(fullText);
       if (ids.length) this.s.addUsage.run(memoryId, bytes, ids.length);
       // AUTOINCREMENT already continues after the largest id inserted; this covers ids used by gone messages.
       const floor = ids.reduce((max, id) => Math.max(max, id), options.idsUsedThrough ?? 0);

@@ -225,13 +225,27 @@ export class SqliteChunkIndex implements ChunkIndex {
     await eachSlice(unique, WRITE_SLICE, this.db.transaction((slice: IndexedChunk[]) => {
       const existing = this.sql.targetsById.all(ids(slice.map((c) => c.id))) as Target[];
       this.removeDerived(existing);
-      for (const chunk of slice) this.writeChunk(chunk);
+      this.writeChunks(slice);
       this.sql.addChunkCount.run(slice.length - existing.length);
       this.touch([...slice.map((c) => c.dataset_id), ...existing.map((t) => t.dataset_id)]);
     }));
   }
 
-  private writeChunk(c: IndexedChunk): void {
+  /**
+   * Writes the chunks' rows, keys and vectors, then their full text. FTS5 writes out the full text it holds in
+   * memory whenever a later statement of the transaction opens a statement journal (the row upsert does): written
+   * row by row, each chunk became a segment of its own, and merging those segments cost ~5x the upserts themselves
+   * (bench/ingest/index-writes.ts). Chunks rewritten in place (their rowid kept) still cost a segment each: FTS5
+   * (contentless_delete) writes out a rowid deleted and inserted again in one transaction. Parsing deletes a
+   * document's chunks before writing its new ones, so its rows are new.
+   */
+  private writeChunks(chunks: IndexedChunk[]): void {
+    const rowids = chunks.map((c) => this.writeRow(c));
+    chunks.forEach((c, i) => this.sql.insertFts.run(rowids[i], c.document_name, c.content, c.important_keywords.join('\n'), c.questions.join('\n')));
+  }
+
+  /** The chunk's row, key and vector, not its full text (writeChunks); returns its rowid. */
+  private writeRow(c: IndexedChunk): number {
     const first = c.positions[0];
     const { rowid } = this.sql.upsertRow.get({
       id: c.id,
@@ -254,10 +268,10 @@ export class SqliteChunkIndex implements ChunkIndex {
       top: first ? first[3] : 0,
       raptor_layer: c.raptor_layer ?? 0,
     }) as { rowid: number };
-    this.sql.insertFts.run(rowid, c.document_name, c.content, c.important_keywords.join('\n'), c.questions.join('\n'));
     const dim = c.vector.length;
     this.sql.insertKey.run(c.dataset_id, rowid, c.document_id, c.available ? 1 : 0, dim, dim > 0 ? toSignBits(c.vector) : null);
     if (dim > 0) this.sql.insertVector.run(rowid, toFloat32Blob(c.vector));
+    return rowid;
   }
 
   /** Removes everything derived from the rows (full text, keys, vectors), leaving chunk_rows. */
@@ -315,7 +329,7 @@ export class SqliteChunkIndex implements ChunkIndex {
       const given = Object.entries(patch).filter(([, value]) => value !== undefined);
       const merged: IndexedChunk = { ...toChunk(row), ...Object.fromEntries(given) };
       this.removeDerived([{ rowid: row.rowid, dataset_id: row.dataset_id }]);
-      this.writeChunk(merged);
+      this.writeChunks([merged]);
       this.touch([row.dataset_id]);
     })();
   }

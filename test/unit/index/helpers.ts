@@ -28,3 +28,22 @@ export function memoryIndex(): { db: Database; index: SqliteChunkIndex } {
   const db = openIndexDatabase(':memory:');
   return { db, index: new SqliteChunkIndex(db) };
 }
+
+/**
+ * How many segments an FTS5 table has ever written: FTS5 writes one each time it flushes the full text it holds
+ * in memory (at a commit, before a statement that opens a statement journal, and every few hundred rows). Read
+ * from its structure record (`<table>_data` id 10): a 4-byte cookie, FF 00 00 01 in its second version, then
+ * varints: levels, segments, segments ever written.
+ */
+export function fts5SegmentsWritten(db: Database, table: string): number {
+  const structure = db.prepare(`SELECT block FROM ${table}_data WHERE id = 10`).pluck().get() as Buffer;
+  let at = structure.readUInt32BE(4) === 0xff000001 ? 8 : 4;
+  const varint = () => {
+    let value = 0;
+    for (let byte = 0x80; byte & 0x80; ) value = value * 128 + ((byte = structure[at++]!) & 0x7f);
+    return value;
+  };
+  varint();
+  varint();
+  return varint();
+}

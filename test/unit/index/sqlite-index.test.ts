@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
 import { REMOVE_SLICE, SqliteChunkIndex, WRITE_SLICE } from '../../../src/index/sqlite-index.js';
 import { chunkIndexConformance } from './chunk-index-conformance.js';
-import { chunk, memoryIndex } from './helpers.js';
+import { chunk, fts5SegmentsWritten, memoryIndex } from './helpers.js';
 
 const ids = (hits: { id: string }[]) => hits.map((h) => h.id);
 
@@ -99,6 +99,17 @@ describe('SqliteChunkIndex', () => {
       assert.ok(await turnsDuring(async () => assert.equal(await index.deleteByDataset('ds3'), n)) >= 2);
       assert.deepEqual(['chunk_rows', 'chunk_keys', 'chunk_vectors'].map((t) => count(db, t)), [2 * n - someOfEach.length, 2 * n - someOfEach.length, 2 * n - someOfEach.length]);
       assert.equal((await index.fullText('common', { datasetIds: ['ds1', 'ds2', 'ds3'] }, 3 * n)).length, 2 * n - someOfEach.length);
+    });
+
+    it('writes a slice\'s full text to FTS5 once, not once per chunk', async () => {
+      const { db, index } = memoryIndex();
+      await index.upsert(document('ds1', 'big').slice(0, WRITE_SLICE));
+      await index.update('big-0', { content: 'word0 common rewritten' });
+      const segmentsWritten = fts5SegmentsWritten(db, 'chunk_fts');
+      // Written row by row, each chunk was a segment: 502 here.
+      assert.ok(segmentsWritten <= 10, `${segmentsWritten} segments written for one slice and one update`);
+      assert.equal((await index.fullText('rewritten', { datasetIds: ['ds1'] }, 10)).length, 1);
+      assert.equal((await index.fullText('common', { datasetIds: ['ds1'] }, 2 * WRITE_SLICE)).length, WRITE_SLICE);
     });
 
     it('sets FTS5 to rewrite a segment once half its rows are deleted', () => {
