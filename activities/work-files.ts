@@ -22,7 +22,11 @@ export async function writeJson(blobs: BlobStore, key: string, value: unknown): 
 export async function readJson<T>(blobs: BlobStore, key: string): Promise<T> {
   const bytes = await blobs.get(key);
   if (!bytes) throw new Error(`work file ${key} is missing`);
-  return JSON.parse(bytes.toString('utf8'), (_k, v) => (v && typeof v === 'object' && typeof v.$b64 === 'string' ? new Uint8Array(Buffer.from(v.$b64, 'base64')) : v)) as T;
+  const text = bytes.toString('utf8');
+  // A reviver is called for every value and doubles the parse (~0.4 s more for a book's 145,000 chunks, on
+  // the event loop): only a file that carries bytes needs it.
+  if (!text.includes('"$b64"')) return JSON.parse(text) as T;
+  return JSON.parse(text, (_k, v) => (v && typeof v === 'object' && typeof v.$b64 === 'string' ? new Uint8Array(Buffer.from(v.$b64, 'base64')) : v)) as T;
 }
 
 export async function writeVectors(blobs: BlobStore, key: string, vectors: number[][]): Promise<void> {
