@@ -7,7 +7,7 @@ import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
 import type { IndexedChunk } from '../src/index/types.js';
 import { parserPool } from '../src/parsing/parser-pool.js';
-import { chunkFile, type ChunkedFile, type ChunkRequest } from '../src/chunking/chunk-file.js';
+import { chunkFile, encodeChunks, type ChunkRequest, type EncodedChunks } from '../src/chunking/chunk-file.js';
 import type { ExtractOptions } from '../src/parsing/extractor.js';
 import type { ChunkMethod } from '../src/chunking/index.js';
 import { countTokens } from '../src/text/tokens.js';
@@ -150,12 +150,12 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     return extracted;
   }
 
-  /** The chunks go to a work file, for the steps after; `config` is the document's parser_config. */
-  async function saveChunks(ref: RunRef, doc: DocumentRow, { drafts, tokens }: ChunkedFile, config: ChunkRequest['config']): Promise<ChunkedRun> {
+  /** The chunks go to a work file, as encoded, for the steps after; `config` is the document's parser_config. */
+  async function saveChunks(ref: RunRef, doc: DocumentRow, { draftsJson, chunks, tokens }: EncodedChunks, config: ChunkRequest['config']): Promise<ChunkedRun> {
     const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks.json`;
-    await writeJson(blobs, chunksKey, drafts);
-    await report(ref, BANDS.chunk[1], `Split into ${drafts.length} chunks (${tokens} tokens)`);
-    return { chunksKey, chunks: drafts.length, tokens, enrich: keywordSettings(config) };
+    await blobs.put(chunksKey, Buffer.from(draftsJson));
+    await report(ref, BANDS.chunk[1], `Split into ${chunks} chunks (${tokens} tokens)`);
+    return { chunksKey, chunks, tokens, enrich: keywordSettings(config) };
   }
 
   function vectorsPrefix(doc: DocumentRow, ref: RunRef): string {
@@ -296,7 +296,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     async chunkDocument(ref: RunRef & { sectionsKey: string }): Promise<ChunkedRun> {
       const doc = await currentRun(ref);
       const request = chunkRequest(doc);
-      return saveChunks(ref, doc, chunkFile(await readJson<ExtractedDocument>(blobs, ref.sectionsKey), request, doc.name), request.config);
+      return saveChunks(ref, doc, encodeChunks(chunkFile(await readJson<ExtractedDocument>(blobs, ref.sectionsKey), request, doc.name)), request.config);
     },
 
     /**
@@ -309,7 +309,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     async extractAndChunk(ref: RunRef): Promise<ChunkedRun & { pages: number; sections: number }> {
       const doc = await currentRun(ref);
       const request = chunkRequest(doc);
-      const chunked = await parseFile(ref, doc, (bytes, options) => parsers.extractAndChunk(bytes, doc.name, request, options), () => chunkFile(EMPTY_DOCUMENT, request, doc.name));
+      const chunked = await parseFile(ref, doc, (bytes, options) => parsers.extractAndChunk(bytes, doc.name, request, options), () => encodeChunks(chunkFile(EMPTY_DOCUMENT, request, doc.name)));
       await report(ref, BANDS.extract[1], extractedMessage(chunked.sections, chunked.pages));
       return { ...(await saveChunks(ref, doc, chunked, request.config)), pages: chunked.pages, sections: chunked.sections };
     },

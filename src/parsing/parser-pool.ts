@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { moduleProcessArgs } from '../threads.js';
 import { ParseLimitError } from './errors.js';
-import type { ChunkedFile, ChunkRequest } from '../chunking/chunk-file.js';
+import type { ChunkRequest, EncodedChunks } from '../chunking/chunk-file.js';
 import type { ExtractOptions } from './extractor.js';
 import { refuseBeforeParsing } from './guards.js';
 import { LIMIT_VARIABLES, parseLimitsFrom, parserCeilingsFrom, type ParseLimits, type ParserCeilings } from './limits.js';
@@ -16,7 +16,7 @@ export interface ParserPoolOptions extends ParserCeilings {
 type Reply =
   | { type: 'ready' }
   | { id: number; type: 'progress'; fraction: number; message: string }
-  | { id: number; type: 'done'; result: ExtractedDocument | ChunkedFile }
+  | { id: number; type: 'done'; result: ExtractedDocument | EncodedChunks }
   | { id: number; type: 'error'; name: string; message: string };
 
 interface Job {
@@ -25,7 +25,7 @@ interface Job {
   filename: string;
   chunking?: ChunkRequest;
   options: ExtractOptions;
-  resolve(result: ExtractedDocument | ChunkedFile): void;
+  resolve(result: ExtractedDocument | EncodedChunks): void;
   reject(err: unknown): void;
 }
 
@@ -102,12 +102,13 @@ export class ParserPool {
   /**
    * Extracts the file and chunks it, both in a parser process: chunking a large document (token counts, seconds
    * for a book) then holds neither this process's event loop nor its memory, and falls under the same ceilings.
+   * The chunks come back as their work file's text (EncodedChunks).
    */
-  extractAndChunk(bytes: Uint8Array, filename: string, chunking: ChunkRequest, options: ExtractOptions = {}): Promise<ChunkedFile> {
-    return this.run(bytes, filename, chunking, options) as Promise<ChunkedFile>;
+  extractAndChunk(bytes: Uint8Array, filename: string, chunking: ChunkRequest, options: ExtractOptions = {}): Promise<EncodedChunks> {
+    return this.run(bytes, filename, chunking, options) as Promise<EncodedChunks>;
   }
 
-  private run(bytes: Uint8Array, filename: string, chunking: ChunkRequest | undefined, options: ExtractOptions): Promise<ExtractedDocument | ChunkedFile> {
+  private run(bytes: Uint8Array, filename: string, chunking: ChunkRequest | undefined, options: ExtractOptions): Promise<ExtractedDocument | EncodedChunks> {
     return new Promise((resolve, reject) => {
       if (options.signal?.aborted) return reject(options.signal.reason);
       try {

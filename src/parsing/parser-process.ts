@@ -5,11 +5,11 @@ import type { ParseLimits } from './limits.js';
 // ~110 MB of this process for pdfjs alone. Error messages, not stack traces, leave this process.
 process.setSourceMapsEnabled(false);
 const { extract } = await import('./index.js');
-const { chunkFile } = await import('../chunking/chunk-file.js');
+const { chunkFile, encodeChunks } = await import('../chunking/chunk-file.js');
 
 /**
  * Child-process side of the parser pool: one file at a time, progress messages, then the result (the
- * extracted document, or its chunks when the job asks for them) or the error. The parent enforces the
+ * extracted document, or its chunks, encoded, when the job asks for them) or the error. The parent enforces the
  * memory and time ceilings by killing this process.
  */
 interface Job {
@@ -27,7 +27,7 @@ process.on('message', async ({ id, bytes, filename, chunking, limits }: Job) => 
   try {
     const doc = await extract(bytes, filename, { limits, onProgress: (fraction, message) => send({ id, type: 'progress', fraction, message }) });
     if (!chunking) return send({ id, type: 'done', result: doc });
-    send({ id, type: 'done', result: chunkFile(doc, chunking, filename) });
+    send({ id, type: 'done', result: encodeChunks(chunkFile(doc, chunking, filename)) });
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     send({ id, type: 'error', name: e.name, message: e.message });

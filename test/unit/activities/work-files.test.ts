@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readJson, writeJson } from '../../../activities/work-files.js';
 import { FsBlobStore } from '../../../src/blobs/fs-blob-store.js';
+import { encodeChunks } from '../../../src/chunking/chunk-file.js';
 
 describe('work files', () => {
   let root: string;
@@ -31,6 +32,16 @@ describe('work files', () => {
     const drafts = [{ content: 'the key "$b64" in a sentence', keywords: ['$b64'] }, { content: 'plain' }];
     await writeJson(blobs, 'work/d-2/chunks.json', drafts);
     assert.deepEqual(await readJson(blobs, 'work/d-2/chunks.json'), drafts);
+  });
+
+  it('a parser process\'s encoded chunks are the work file\'s text: read back, images are bytes again', async () => {
+    const drafts = [{ content: 'a slide', image: new Uint8Array([9, 8, 7]) }, { content: 'text', positions: [[2, 0, 10, 0, 10]] as [number, number, number, number, number][] }];
+    const encoded = encodeChunks({ drafts, tokens: 5, pages: 2, sections: 2 });
+    assert.deepEqual({ ...encoded, draftsJson: undefined }, { draftsJson: undefined, chunks: 2, tokens: 5, pages: 2, sections: 2 });
+    await blobs.put('work/d-4/chunks.json', Buffer.from(encoded.draftsJson));
+    const back = await readJson<typeof drafts>(blobs, 'work/d-4/chunks.json');
+    assert.deepEqual([...back[0]!.image!], [9, 8, 7]);
+    assert.deepEqual(back[1], drafts[1]);
   });
 
   it('says which work file is missing', async () => {
