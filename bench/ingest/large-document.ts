@@ -5,10 +5,11 @@
  * file of `--paragraphs` lines (~165 bytes each) is uploaded and parsed (`chunk_token_num` 128) while the
  * document is read through the API every 20 ms until it is DONE.
  *
- *   npx tsx bench/ingest/large-document.ts [--paragraphs 30000] [--root DIR]
+ *   npx tsx bench/ingest/large-document.ts [--paragraphs 30000] [--root DIR] [--cpu-prof DIR]
  *
  * Prints the parse's time and chunks, and the API's answer times: p50, p99 and the slowest (the longest the
- * Cairn process's event loop went without a turn, at most, plus the request itself).
+ * Cairn process's event loop went without a turn, at most, plus the request itself). `--cpu-prof DIR` writes a V8
+ * CPU profile of the `cairn start` process into DIR (one file per thread, when it exits).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -23,10 +24,11 @@ import { startEmbeddedCairn } from './embedded.js';
 const root = resolve(argument('root', '.'));
 const paragraphs = Number(argument('paragraphs', '30000'));
 const POLL_MS = 20;
+const cpuProfileDir = argument('cpu-prof', '');
 
 const fake = await startFakeOpenAI();
 const dataDir = mkdtempSync(join(tmpdir(), 'cairn-large-document-'));
-const cairn = await startEmbeddedCairn(root, dataDir, `large-document-${Date.now()}`);
+const cairn = await startEmbeddedCairn(root, dataDir, `large-document-${Date.now()}`, {}, cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []);
 try {
   const api = new Api(cairn.url, cairn.adminKey);
   await addModelServer(api, fake.baseUrl, { embedding: 'fake-embed', setDefault: false });
