@@ -7,10 +7,9 @@ import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
 import type { IndexedChunk } from '../src/index/types.js';
 import { parserPool } from '../src/parsing/parser-pool.js';
-import { chunkFile, encodeChunks, type ChunkRequest, type EncodedChunks } from '../src/chunking/chunk-file.js';
+import { chunkFile, draftTokens, encodeChunks, type ChunkRequest, type EncodedChunks } from '../src/chunking/chunk-file.js';
 import type { ExtractOptions } from '../src/parsing/extractor.js';
 import type { ChunkMethod } from '../src/chunking/index.js';
-import { countTokens } from '../src/text/tokens.js';
 import { embeddingText, withTitle } from '../src/services/chunk-vectors.js';
 import { chunkImageKey } from '../src/services/blob-keys.js';
 import { nowMs, toDateTime } from '../src/time.js';
@@ -251,7 +250,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     }
     await index.deleteByDocument(doc.id);
     await index.upsert(chunks);
-    const tokens = counted ?? drafts.reduce((n, d) => n + countTokens(d.content), 0);
+    const tokens = counted ?? draftTokens(drafts);
     const seconds = (nowMs() - (doc.process_begin_at ?? now)) / 1000;
     const written = await store.documents.updateRun(doc.id, ref.runSeq, {
       run: 'DONE',

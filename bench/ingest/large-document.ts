@@ -33,6 +33,7 @@ const idleSeconds = Number(argument('idle', '0'));
 const fake = await startFakeOpenAI();
 const dataDir = mkdtempSync(join(tmpdir(), 'cairn-large-document-'));
 const cairn = await startEmbeddedCairn(root, dataDir, `large-document-${Date.now()}`, {}, cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : []);
+const memory = new MemoryWatch([{ name: 'installation', root: cairn.child.pid! }]);
 try {
   const api = new Api(cairn.url, cairn.adminKey);
   await addModelServer(api, fake.baseUrl, { embedding: 'fake-embed', setDefault: false });
@@ -40,7 +41,7 @@ try {
   const bytes = longText(paragraphs);
   const doc = (await upload(api, dataset, [{ name: 'large.txt', bytes }])).body.data[0];
   console.log(`${root}: one text file of ${(bytes.byteLength / 2 ** 20).toFixed(1)} MB; load average ${loadavg()[0]!.toFixed(1)}`);
-  const memory = new MemoryWatch([{ name: 'installation', root: cairn.child.pid! }]);
+  memory.resetPeaks();
   await api.post(`/datasets/${dataset}/chunks`, { document_ids: [doc.id] });
   const start = performance.now();
   const answers: number[] = [];
@@ -60,8 +61,8 @@ try {
     await new Promise((r) => setTimeout(r, idleSeconds * 1000));
     console.log(`after ${idleSeconds} s idle: ${mb(memory.sample().total)}`);
   }
-  memory.stop();
 } finally {
+  memory.stop();
   await cairn.stop();
   await fake.close();
   rmSync(dataDir, { recursive: true, force: true });

@@ -22,7 +22,12 @@ export interface ChunkedFile {
 /** The extracted document's chunks and their token total (in the parser process, or for older runs in the worker). */
 export function chunkFile(doc: ExtractedDocument, { method, config }: ChunkRequest, filename: string): ChunkedFile {
   const drafts = chunkDocument(doc, method, config, { filename });
-  return { drafts, tokens: drafts.reduce((n, d) => n + countTokens(d.content), 0), pages: doc.pages, sections: doc.sections.length };
+  return { drafts, tokens: draftTokens(drafts), pages: doc.pages, sections: doc.sections.length };
+}
+
+/** Tokens of all the drafts' contents: a document's token_count. */
+export function draftTokens(drafts: ChunkDraft[]): number {
+  return drafts.reduce((n, d) => n + countTokens(d.content), 0);
 }
 
 /**
@@ -30,13 +35,10 @@ export function chunkFile(doc: ExtractedDocument, { method, config }: ChunkReque
  * string crosses the process boundary and goes to the file as it is; as objects, a book's 145,000 drafts took
  * ~0.7 s to deserialize and ~0.6 s to turn into JSON, each an uninterrupted hold of the worker's event loop.
  */
-export interface EncodedChunks {
+export interface EncodedChunks extends Omit<ChunkedFile, 'drafts'> {
   /** The drafts as JSON (src/blobs/json-with-bytes.ts). */
   draftsJson: string;
   chunks: number;
-  tokens: number;
-  pages: number;
-  sections: number;
 }
 
 export function encodeChunks({ drafts, tokens, pages, sections }: ChunkedFile): EncodedChunks {
