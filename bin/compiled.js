@@ -19,6 +19,7 @@ export const ENTRIES = [
   'src/models/builtin/embedding-process.ts',
   'src/models/builtin/chat-worker.ts',
   'src/index/sqlite-read-worker.ts',
+  'src/index/wal-checkpoint-worker.ts',
 ];
 
 export const bundleName = (entry) => `${path.basename(entry, '.ts')}.js`;

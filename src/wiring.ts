@@ -6,6 +6,7 @@ import { MetaStore } from './store/index.js';
 import { blobStoreFromConfig } from './blobs/from-config.js';
 import { SqliteChunkIndex } from './index/sqlite-index.js';
 import { SqliteReadPool } from './index/sqlite-read-pool.js';
+import { WalCheckpointer } from './index/wal-checkpointer.js';
 import { ThreadedSqliteChunkIndex } from './index/sqlite-threaded-index.js';
 import { ProviderService } from './services/providers.js';
 import { ModelClients } from './services/model-clients.js';
@@ -119,11 +120,16 @@ export interface Backends extends ActivityDeps {
  */
 export async function openBackends(config: Config): Promise<Backends> {
   const indexDb = openEmbeddedIndexDb(config);
+  const checkpointer = indexDb.memory ? undefined : new WalCheckpointer(indexDb);
+  const closeIndexDb = async () => {
+    await checkpointer?.close();
+    indexDb.close();
+  };
   let db: MetaDb;
   try {
     db = await openDatabase(config.databaseUrl, indexDb);
   } catch (err) {
-    indexDb.close();
+    await closeIndexDb();
     throw err;
   }
   let milvus: MilvusIndexes | undefined;
@@ -136,7 +142,7 @@ export async function openBackends(config: Config): Promise<Backends> {
   } catch (err) {
     await chunks?.close().catch(() => undefined);
     await db.close();
-    indexDb.close();
+    await closeIndexDb();
     throw err;
   }
   const deps = buildActivityDeps(config, db, indexDb, milvus);
@@ -146,7 +152,7 @@ export async function openBackends(config: Config): Promise<Backends> {
     async close() {
       await deps.close();
       await db.close();
-      indexDb.close();
+      await closeIndexDb();
     },
   };
 }

@@ -4,7 +4,10 @@
  * renamed and deleted in an index file of its own, while a 1 ms timer measures how long the event loop went
  * without a turn (what an HTTP request or a step's heartbeat waits for at worst).
  *
- *   npx tsx bench/ingest/index-writes.ts [--chunks 20000] [--rounds 1]
+ *   npx tsx bench/ingest/index-writes.ts [--chunks 20000] [--rounds 1] [--sqlite-checkpoints]
+ *
+ * The write-ahead log is copied on a thread of its own, as the service does (src/index/wal-checkpointer.ts);
+ * `--sqlite-checkpoints` leaves it to SQLite's automatic checkpoint in the commits instead.
  *
  * Prints per operation and round: the wall time, the longest the event loop was held, and how long a checkpoint
  * of the write-ahead log then takes (what the operation left for the next commit to copy into the database file).
@@ -14,6 +17,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openIndexDatabase } from '../../src/index/sqlite-database.js';
 import { REMOVE_SLICE, SqliteChunkIndex, WRITE_SLICE } from '../../src/index/sqlite-index.js';
+import { WalCheckpointer } from '../../src/index/wal-checkpointer.js';
 import { argument } from '../common.js';
 import { prng, syntheticChunk, textSource } from '../retrieval/synthetic.js';
 
@@ -43,10 +47,11 @@ const random = prng(7);
 const source = textSource(random);
 // One document: the synthetic corpus puts 50 chunks in each, so they are given one document id here.
 const chunks = Array.from({ length: count }, (_, i) => ({ ...syntheticChunk(i, source, random, 'bench'), document_id: 'large', document_name: 'large.pdf' }));
-console.log(`index writes of one document of ${count} chunks, ${WRITE_SLICE} a write transaction and ${REMOVE_SLICE} a delete; load average ${loadavg()[0]!.toFixed(1)}`);
+console.log(`index writes of one document of ${count} chunks, ${WRITE_SLICE} a write transaction and ${REMOVE_SLICE} a delete; the log copied ${process.argv.includes('--sqlite-checkpoints') ? 'in the commits (SQLite)' : 'on its own thread'}; load average ${loadavg()[0]!.toFixed(1)}`);
 for (let round = 1; round <= rounds; round++) {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-index-writes-'));
   const db = openIndexDatabase(join(dir, 'cairn.db'));
+  const checkpointer = process.argv.includes('--sqlite-checkpoints') ? undefined : new WalCheckpointer(db);
   const index = new SqliteChunkIndex(db);
   try {
     for (const [label, operation] of [
@@ -60,6 +65,7 @@ for (let round = 1; round <= rounds; round++) {
       console.log(`round ${round}, ${label}: ${seconds.toFixed(2)} s, the event loop held at most ${heldMs.toFixed(0)} ms; checkpoint after ${(performance.now() - t).toFixed(0)} ms`);
     }
   } finally {
+    await checkpointer?.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
