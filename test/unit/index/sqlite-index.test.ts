@@ -7,6 +7,7 @@ import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
 import { REMOVE_SLICE, SqliteChunkIndex, WRITE_SLICE } from '../../../src/index/sqlite-index.js';
 import { chunkIndexConformance } from './chunk-index-conformance.js';
 import { chunk, fts5SegmentsWritten, memoryIndex } from './helpers.js';
+import { turnsDuring } from '../../support/event-loop.js';
 
 const ids = (hits: { id: string }[]) => hits.map((h) => h.id);
 
@@ -56,20 +57,6 @@ describe('SqliteChunkIndex', () => {
   });
 
   describe('large writes', () => {
-    /** The event loop's turns while `write` runs: a write held in one transaction lets none happen. */
-    async function turnsDuring(write: () => Promise<unknown>): Promise<number> {
-      let turns = 0;
-      let running = true;
-      const turn = () => {
-        if (!running) return;
-        turns++;
-        setImmediate(turn);
-      };
-      setImmediate(turn);
-      await write();
-      running = false;
-      return turns;
-    }
     const count = (db: Database.Database, table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
     // Three slices of the larger kind: at least two turns of the event loop in every operation.
     const n = 2 * Math.max(WRITE_SLICE, REMOVE_SLICE) + 1;
