@@ -36,7 +36,9 @@ setInterval(() => {
     if (last && state.log === last.log && state.checkpointed === last.checkpointed) return;
     last = state;
     parentPort!.postMessage(state);
-  } catch {
-    // Busy, or the file is going away with the process: the next pass, if any, tries again.
+  } catch (err) {
+    // Busy: the next pass tries again. Anything else ends the thread, and the writer's commits checkpoint again
+    // (wal-checkpointer.ts) rather than the log growing while every pass fails.
+    if (!/^SQLITE_(BUSY|LOCKED)/.test((err as { code?: string }).code ?? '')) throw err;
   }
 }, intervalMs);
