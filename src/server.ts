@@ -36,6 +36,7 @@ import { ChunkService } from './services/chunks.js';
 import { RetrievalService } from './services/retrieval.js';
 import { chatRoutes } from './api/routers/chats.js';
 import { openaiRoutes } from './api/routers/openai.js';
+import { openaiModelRoutes } from './api/routers/openai-models.js';
 import { ChatService } from './services/chats.js';
 import { SessionService } from './services/sessions.js';
 import { ConversationService } from './services/conversations.js';
@@ -160,6 +161,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...providerRoutes(providers),
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations),
+      ...openaiModelRoutes(chats, agents, providers),
       ...agentRoutes(agents, agentSessions),
       ...memoryRoutes(memories),
       ...mcpServerRoutes(new McpServerService(store, deps.urlGuard)),

@@ -157,6 +157,15 @@ describe('agents: the OpenAI-compatible routes with the openai npm client', func
     assert.deepEqual((chunks.at(-1)!.choices[0]!.delta as any).reference?.chunks ?? [], []);
   });
 
+  it("models.list() on the agent's route lists the models its LLM and Agent components use first", async () => {
+    const ids = [];
+    for await (const m of agentClient(api, llmAgent).models.list()) ids.push(m.id);
+    const defaults = (await api.get('/models/default')).body.data;
+    assert.equal(ids[0], defaults.chat_model, 'an LLM node without llm_id runs on the workspace default');
+    assert.ok(ids.includes('SmolLM2-135M-Instruct@Builtin'), ids.join(', '));
+    await assert.rejects(agentClient(api, '0'.repeat(32)).models.list(), (err: unknown) => err instanceof OpenAI.NotFoundError);
+  });
+
   describe('a dataset chatbot (Begin → Agent with the Retrieval tool → Message)', () => {
     let agentId: string;
 

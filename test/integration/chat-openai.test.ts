@@ -133,6 +133,15 @@ describe('OpenAI-compatible chat completions with the openai npm client', functi
     assert.equal(lastModelRequest().messages[0].content, 'Speak Latin.');
   });
 
+  it("models.list() on the chat's route lists the model that answers first, then the workspace's other chat models", async () => {
+    const ids = [];
+    for await (const m of client(api, solo).models.list()) ids.push(m.id);
+    assert.equal(ids[0], modelId, 'a chat without llm_id answers with the workspace default');
+    assert.ok(ids.includes('SmolLM2-135M-Instruct@Builtin'), ids.join(', '));
+    assert.equal(new Set(ids).size, ids.length, 'each model once');
+    await assert.rejects(client(api, '0'.repeat(32)).models.list(), (err: unknown) => err instanceof OpenAI.NotFoundError);
+  });
+
   it('a model server that refuses connections raises in the client, streaming or not', async () => {
     const dead = await addModelServer(api, `${await closedPortUrl()}/v1`, { instance: 'dead', setDefault: false });
     const chat = await createChat(api, { name: 'openai-dead', llm_id: dead, prompt_config: { system: '', parameters: [] } });
