@@ -10,12 +10,29 @@ export interface RunningWorker {
 
 let runtimeInstalled = false;
 
+/**
+ * SDK warnings that describe Cairn's design, not a fault: the extraction queue's worker polls activities
+ * only (`workflows: false`), and the SDK warns about that at every start.
+ */
+const EXPECTED_WARNINGS = [/^No workflows registered, not polling for workflow tasks/];
+
+/** Whether an SDK log entry is worth an operator's attention: warnings and errors, less the expected ones. */
+export function worthLogging(entry: { level: string; message: string }): boolean {
+  if (entry.level !== 'WARN') return true;
+  return !EXPECTED_WARNINGS.some((re) => re.test(entry.message));
+}
+
+const consoleLogger = new DefaultLogger('WARN');
+
 /** The SDK logs to the console; only its warnings are worth an operator's attention. */
 export function installRuntimeOnce(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    const logger = new DefaultLogger('WARN', (entry) => {
+      if (worthLogging(entry)) consoleLogger.log(entry.level, entry.message, entry.meta as Record<string, unknown> | undefined);
+    });
+    Runtime.install({ logger });
   } catch {
     // Already installed by someone else in this process: keep theirs.
   }
