@@ -231,7 +231,7 @@ export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
     const written = await store.documents.updateRun(doc.id, ref.runSeq, {
       run: 'DONE',
       progress: 1,
-      progress_msg: `Done: ${chunks.length} chunks, ${tokens} tokens in ${seconds.toFixed(1)} s`,
+      progress_msg: doneMessage(chunks.length, tokens, seconds),
       chunk_count: chunks.length,
       token_count: tokens,
       process_duration: seconds,
@@ -516,4 +516,12 @@ function asFailure(err: unknown): unknown {
   if (err instanceof Error && BAD_INPUT.has(err.name)) return ApplicationFailure.nonRetryable(err.message, err.name);
   if (Context.current().cancellationSignal.aborted) return new CancelledFailure('parsing was cancelled');
   return err;
+}
+
+/**
+ * A finished parse's progress_msg: RAGFlow's "Task done" first (clients wait for it), then Cairn's figures.
+ */
+export function doneMessage(chunks: number, tokens: number, seconds: number): string {
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `Task done: ${plural(chunks, 'chunk')}, ${plural(tokens, 'token')} in ${seconds.toFixed(1)} s`;
 }

@@ -164,7 +164,7 @@ describe('web console', function () {
     // Parsing starts on upload; the table polls until the run is DONE.
     const row = page.locator('tr[data-document="trail.txt"]');
     await row.locator('[data-run=DONE]').waitFor({ timeout: 150_000 });
-    assert.match((await row.textContent()) ?? '', /Done: 1 chunks/);
+    assert.match((await row.textContent()) ?? '', /Task done: 1 chunk,/);
     assert.equal(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded), true, 'the page was not reloaded');
     ids.document = (await row.getByRole('link', { name: 'trail.txt' }).getAttribute('href'))!.split('/').at(-1);
   });
