@@ -183,11 +183,15 @@ function cleanQuestions(questions: string[]): string[] {
   return questions.map((q) => String(q).trim()).filter((q) => q.length > 0);
 }
 
-/** The spec's Chunk fields (plus RAGFlow's aliases). */
+/**
+ * The spec's Chunk fields, plus RAGFlow's aliases: `content_with_weight` and `doc_id` are the names its
+ * console's chunk routes answer with, which clients written against them read.
+ */
 export function chunkView(c: IndexedChunk) {
   return {
     id: c.id,
     content: c.content,
+    content_with_weight: c.content,
     important_keywords: c.important_keywords,
     tag_kwd: c.tag_kwd,
     questions: c.questions,
@@ -196,6 +200,7 @@ export function chunkView(c: IndexedChunk) {
     create_timestamp: c.create_timestamp,
     dataset_id: c.dataset_id,
     document_id: c.document_id,
+    doc_id: c.document_id,
     document_name: c.document_name,
     document_keyword: c.document_name,
     docnm_kwd: c.document_name,

@@ -58,6 +58,8 @@ describe('chunks over HTTP', () => {
     assert.equal(all.body.data.doc.id, doc);
     const kw = await api.get(base, { keywords: 'GRANITE' });
     assert.deepEqual(kw.body.data.chunks.map((c: any) => c.content), ['Granite cairns line the valley trail.']);
+    const [granite] = kw.body.data.chunks;
+    assert.deepEqual([granite.content_with_weight, granite.doc_id], [granite.content, doc], "RAGFlow's names beside Cairn's");
     const paged = await api.get(base, { page: 2, page_size: 2 });
     assert.equal(paged.body.data.chunks.length, 1);
     const one = await api.get(base, { id: kw.body.data.chunks[0].id });
