@@ -57,6 +57,8 @@ export interface Cairn {
   url: string;
   /** Set on the first start: the admin API key that was created. */
   adminApiKey?: string;
+  /** The admin's e-mail and generated password, on the first start only. */
+  admin?: { email: string; password: string };
   temporalAddress: string;
   log: Logger;
   stop(): Promise<void>;
@@ -176,12 +178,14 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     cleanups.push(() => closeServer(server));
     const port = (server.address() as { port: number }).port;
 
-    const adminApiKey = await ensureAdmin(store, auth, config.dataDir);
+    const created = await ensureAdmin(store, auth, config.dataDir);
+    const adminApiKey = created?.apiKey;
+    const admin = created ? { email: created.email, password: created.password } : undefined;
     for (const id of await store.datasets.deletingIds()) await workflows.startDeleteDatasets([id]);
 
     const url = `http://${config.host}:${port}`;
     log.info({ url }, 'cairn started');
-    return { url, adminApiKey, temporalAddress, log, stop };
+    return { url, adminApiKey, admin, temporalAddress, log, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -9,6 +9,9 @@ const USAGE = `usage: cairn <command>
   worker [--queues ROLES]    run Temporal workers alone (needs TEMPORAL_ADDRESS); ROLES: comma-separated parse, agents,
                              memory (default: CAIRN_WORKER_QUEUES, else all)
   keys create --email EMAIL  print a new API key for the user (created if missing)
+  users set-password EMAIL   set a user's console password: read from standard input, or generated and printed
+  users set-password --reset-admin
+                             a new generated password for admin@cairn.local, printed and written to data/admin-password
   migrate                    apply database migrations and exit
   backup DIR                 consistent copy of the data dir (databases, files, secrets) into a new DIR, while Cairn runs
   restore DIR [--force]      put a backup into CAIRN_DATA_DIR (Cairn stopped; --force replaces a non-empty one)
@@ -55,6 +58,9 @@ async function run(command: string, rest: string[]): Promise<number> {
       if (cairn.adminApiKey) {
         console.log(`\nAdmin API key (also in ${path.join(config.dataDir, 'admin-api-key')}):\n  ${cairn.adminApiKey}\n`);
       }
+      if (cairn.admin) {
+        console.log(`Console log-in (password also in ${path.join(config.dataDir, 'admin-password')}; change it with \`cairn users set-password ${cairn.admin.email}\`):\n  ${cairn.admin.email}\n  ${cairn.admin.password}\n`);
+      }
       console.log(`Cairn is listening on ${cairn.url}  (Ctrl-C to stop)`);
       await untilSignal();
       console.log('stopping...');
@@ -86,6 +92,12 @@ async function run(command: string, rest: string[]): Promise<number> {
       }
       const { createKey } = await import('./keys.js');
       console.log(await createKey(configuration(), rest[emailAt + 1]));
+      return 0;
+    }
+    case 'users': {
+      const { parseSetPasswordArgs, readPiped, setPassword } = await import('./users.js');
+      const request = parseSetPasswordArgs(rest, rest[0] === 'set-password' ? await readPiped() : undefined);
+      console.log(await setPassword(configuration(), request));
       return 0;
     }
     case 'migrate': {

@@ -51,6 +51,15 @@ export class AuthService {
     return user;
   }
 
+  /** Sets the password of the user with this email (an operator's command: no old password asked). */
+  async setPassword(email: string, password: string): Promise<UserRow> {
+    if (password.length < 1) throw badRequest('Password cannot be empty.');
+    const user = await this.store.users.byEmail(email.trim());
+    if (!user) throw notFound(`Email: ${email} is not registered!`);
+    await this.store.users.setPasswordHash(user.id, await hashPassword(password), nowMs());
+    return user;
+  }
+
   /** Checks the password and returns a login token (JWT). */
   async login(email: string, password: string): Promise<{ user: UserRow; token: string }> {
     const user = await this.store.users.byEmail(email.trim());

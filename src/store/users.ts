@@ -26,6 +26,12 @@ export class UserRepo {
     return this.db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
   }
 
+  /** Replaces a user's password hash; false when there is no such user. */
+  async setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean> {
+    const res = await this.db.updateTable('users').set({ password_hash: passwordHash, update_time: now }).where('id', '=', id).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
   async count(): Promise<number> {
     const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
