@@ -3,7 +3,7 @@ import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@tempo
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type WorkflowName } from './task-queues.js';
 import type { AgentRunInput } from '../agents/run-types.js';
 import type { DatasetCleanup } from '../services/datasets.js';
-import type { ParseControl } from '../services/documents.js';
+import type { ParseControl, ParseLabels } from '../services/documents.js';
 import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
 import type { DatasetIndexType } from '../store/enrichment.js';
 
@@ -27,8 +27,9 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     await this.startOnce(WORKFLOWS.deleteDatasets, workflowIds.deleteDatasets(key), [{ datasetIds }]);
   }
 
-  async startParse(documentId: string, datasetId: string, runSeq: number): Promise<void> {
-    await this.startOnce(WORKFLOWS.parseDocument, workflowIds.parseDocument(documentId, runSeq), [{ documentId, datasetId, runSeq }]);
+  /** The memo carries the file's and the dataset's names: the Temporal UI shows them beside the ids of the input. */
+  async startParse(documentId: string, datasetId: string, runSeq: number, labels: ParseLabels): Promise<void> {
+    await this.startOnce(WORKFLOWS.parseDocument, workflowIds.parseDocument(documentId, runSeq), [{ documentId, datasetId, runSeq }], { ...labels });
   }
 
   /** Requests cancellation; the workflow marks the document CANCEL and removes partial chunks. */
@@ -133,10 +134,10 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     return counts;
   }
 
-  /** Starts a workflow unless one with the same id is already running. */
-  async startOnce(type: WorkflowName, workflowId: string, args: unknown[]): Promise<boolean> {
+  /** Starts a workflow unless one with the same id is already running; `memo` is shown in the Temporal UI. */
+  async startOnce(type: WorkflowName, workflowId: string, args: unknown[], memo?: Record<string, string>): Promise<boolean> {
     try {
-      await this.client.workflow.start(type, { taskQueue: workflowTaskQueue(type, this.taskQueue), workflowId, args });
+      await this.client.workflow.start(type, { taskQueue: workflowTaskQueue(type, this.taskQueue), workflowId, args, ...(memo ? { memo } : {}) });
       return true;
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;

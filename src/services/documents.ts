@@ -15,9 +15,15 @@ import { documentBlobKey } from './blob-keys.js';
 import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import type { ListPage } from './paging.js';
 
+/** What an operator reads in the Temporal UI to find a file's run (the workflow's memo): names, not ids. */
+export interface ParseLabels {
+  document_name: string;
+  dataset_name: string;
+}
+
 /** Starts and cancels parse runs (the parseDocument workflow). */
 export interface ParseControl {
-  startParse(documentId: string, datasetId: string, runSeq: number): Promise<void>;
+  startParse(documentId: string, datasetId: string, runSeq: number, labels: ParseLabels): Promise<void>;
   cancelParse(documentId: string, runSeq: number): Promise<void>;
 }
 
@@ -225,7 +231,7 @@ export class DocumentService {
         errors.push(`Document ${doc.id} is already being parsed`);
         return;
       }
-      await this.parsing.startParse(doc.id, doc.dataset_id, runSeq);
+      await this.parsing.startParse(doc.id, doc.dataset_id, runSeq, { document_name: doc.name, dataset_name: ds.name });
       started++;
     });
     return { success_count: started, errors };

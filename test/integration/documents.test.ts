@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
 import { harness } from './harness.js';
 import { Api, newUser, eventually } from './client.js';
 import { getDoc, longText, upload, waitForRun } from './documents-helpers.js';
@@ -135,6 +136,20 @@ describe('documents over HTTP', function () {
       const list = await api.get('/datasets', { id: ds, include_parsing_status: true });
       assert.equal(list.body.data[0].done_count, 1);
       assert.equal(list.body.data[0].chunk_count, done.chunk_count);
+    });
+
+    it("a parse run's workflow carries the file's and the dataset's names in its memo, for operators in the Temporal UI", async () => {
+      const ds = (await api.post('/datasets', { name: 'memo-names' })).body.data.id;
+      const doc = (await upload(api, ds, [{ name: 'Trail notes.txt', bytes: Buffer.from('Cairns mark the trail.') }])).body.data[0];
+      assert.equal((await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] })).status, 200);
+      await waitForRun(api, ds, doc.id);
+      const connection = await Connection.connect({ address: (await harness()).temporal.address });
+      try {
+        const described = await new Client({ connection }).workflow.getHandle(`parse-document-${doc.id}-1`).describe();
+        assert.deepEqual(described.memo, { document_name: 'Trail notes.txt', dataset_name: 'memo-names' });
+      } finally {
+        await connection.close();
+      }
     });
 
     it('does not start a second run for a running document', async () => {
