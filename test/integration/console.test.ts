@@ -165,6 +165,10 @@ describe('web console', function () {
     const row = page.locator('tr[data-document="trail.txt"]');
     await row.locator('[data-run=DONE]').waitFor({ timeout: 150_000 });
     assert.match((await row.textContent()) ?? '', /Task done: 1 chunk,/);
+    // The uploaded file's line leaves the list once the table has it; the refused one stays until dismissed.
+    await uploads.getByRole('listitem').filter({ hasText: 'trail.txt' }).waitFor({ state: 'detached', timeout: 15_000 });
+    await refused.getByRole('button', { name: 'Dismiss setup.exe' }).click();
+    await uploads.waitFor({ state: 'detached' });
     assert.equal(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded), true, 'the page was not reloaded');
     ids.document = (await row.getByRole('link', { name: 'trail.txt' }).getAttribute('href'))!.split('/').at(-1);
   });
@@ -337,11 +341,19 @@ describe('web console', function () {
     await page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor();
   });
 
+  it('a dataset that does not exist is named once, with no upload zone or list below', async () => {
+    await page.goto(url(`/datasets/${'0'.repeat(32)}`));
+    await page.getByRole('alert').filter({ hasText: /not found/i }).first().waitFor();
+    assert.equal(await page.getByRole('alert').filter({ hasText: /not found/i }).count(), 1);
+    assert.equal(await page.getByTestId('dropzone').count(), 0);
+  });
+
   it('a chunk is disabled, edited and added from the document\'s chunk list', async () => {
     const chunks = async () => (await user.get(`/datasets/${ids.dataset}/documents/${ids.document}/chunks`, { page_size: 100 })).body.data.chunks as { content: string; available: boolean; important_keywords: string[] }[];
     await page.goto(url(`/datasets/${ids.dataset}/documents/${ids.document}`));
     await heading('Chunks of trail.txt').waitFor();
     await page.locator('li.chunk').first().waitFor();
+    assert.match((await page.getByText(/\d+ chunks? · \d+ tokens? ·/).textContent()) ?? '', /^1 chunk · \d+ tokens ·/, 'one chunk is counted in the singular');
     // The switch moves at once; the server's answer is what counts, and the list shows it after reloading.
     await page.getByLabel('Enabled').first().uncheck();
     await untilApi('the chunk disabled', chunks, (cs) => cs.length === 1 && !cs[0]!.available);

@@ -2,7 +2,7 @@ import { api } from '../api/http.js';
 import type { Dataset } from '../api/types.js';
 import { useLoad } from '../hooks.js';
 import { CheckboxList } from './CheckboxList.js';
-import { ErrorMessage } from './ui.js';
+import { ErrorMessage, countOf } from './ui.js';
 
 /** Checkboxes for the caller's datasets (the first 100, newest first). */
 export function DatasetPicker({ value, onChange, legend = 'Datasets' }: { value: string[]; onChange: (ids: string[]) => void; legend?: string }) {
@@ -11,7 +11,7 @@ export function DatasetPicker({ value, onChange, legend = 'Datasets' }: { value:
     value: d.id,
     label: (
       <>
-        {d.name} <span className="muted small">({d.chunk_count} chunks)</span>
+        {d.name} <span className="muted small">({countOf(d.chunk_count, 'chunk')})</span>
       </>
     ),
   }));

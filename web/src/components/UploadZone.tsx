@@ -12,6 +12,8 @@ interface QueuedFile {
 
 /** Files upload a few at a time, each in its own request, so each has its own progress and outcome. */
 const PARALLEL = 2;
+/** An uploaded file's line stays this long ("Uploaded"), then leaves: the documents table lists it from then on. */
+export const UPLOADED_LINGER_MS = 4000;
 let nextKey = 0;
 
 /**
@@ -23,6 +25,7 @@ export function UploadZone({ datasetId, onUploaded }: { datasetId: string; onUpl
   const [over, setOver] = useState(false);
 
   const update = (key: number, patch: Partial<QueuedFile>) => setQueue((q) => q.map((f) => (f.key === key ? { ...f, ...patch } : f)));
+  const remove = (key: number) => setQueue((q) => q.filter((f) => f.key !== key));
 
   const start = async (files: File[]) => {
     if (!files.length) return;
@@ -37,6 +40,8 @@ export function UploadZone({ datasetId, onUploaded }: { datasetId: string; onUpl
           const result = await uploadFiles(datasetId, [file], (p) => update(entry.key, { progress: p }));
           const refused = result.errors.map((e) => e.message).join('; ');
           update(entry.key, { state: refused ? 'failed' : 'done', progress: 1, message: refused || undefined });
+          // A refused file stays until dismissed: its reason must be read.
+          if (!refused) setTimeout(() => remove(entry.key), UPLOADED_LINGER_MS);
           if (result.docs.length) onUploaded(result.docs.map((d) => d.id));
         } catch (err) {
           update(entry.key, { state: 'failed', message: (err as Error).message });
@@ -86,9 +91,14 @@ export function UploadZone({ datasetId, onUploaded }: { datasetId: string; onUpl
             <li key={f.key} className={f.state} data-upload-state={f.state}>
               <span className="name">{f.name}</span>
               {f.state === 'failed' ? (
-                <span className="error-text" role="alert">
-                  Failed: {f.message}
-                </span>
+                <>
+                  <span className="error-text" role="alert">
+                    Failed: {f.message}
+                  </span>
+                  <button type="button" className="link" onClick={() => remove(f.key)} aria-label={`Dismiss ${f.name}`}>
+                    ×
+                  </button>
+                </>
               ) : (
                 <ProgressBar value={f.progress} label={`Upload of ${f.name}`} />
               )}

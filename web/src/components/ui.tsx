@@ -221,6 +221,11 @@ export function formatTime(seconds: number | null | undefined): string {
   return new Date(seconds * 1000).toLocaleString();
 }
 
+/** "1 chunk", "2 chunks": a count with its noun in the right number. */
+export function countOf(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;

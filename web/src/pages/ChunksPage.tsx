@@ -3,7 +3,7 @@ import { api } from '../api/http.js';
 import type { Chunk, Doc } from '../api/types.js';
 import { FormDialog } from '../components/FormDialog.js';
 import { ListStatus } from '../components/ListStatus.js';
-import { CheckboxField, PageHeader, Pager, TextArea, TextField } from '../components/ui.js';
+import { CheckboxField, PageHeader, Pager, TextArea, TextField, countOf } from '../components/ui.js';
 import { useAction, useConfirmedAction, useDebounced, useLoad } from '../hooks.js';
 
 const PAGE_SIZE = 30;
@@ -40,7 +40,7 @@ export function ChunksPage({ datasetId, documentId }: { datasetId: string; docum
       </PageHeader>
       {doc && (
         <p className="muted">
-          {doc.chunk_count} chunks · {doc.token_count} tokens · {doc.chunk_method} · {doc.run}
+          {countOf(doc.chunk_count, 'chunk')} · {countOf(doc.token_count, 'token')} · {doc.chunk_method} · {doc.run}
         </p>
       )}
       <div className="toolbar">

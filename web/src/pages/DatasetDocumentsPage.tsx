@@ -52,6 +52,8 @@ export function DatasetDocumentsPage({ datasetId }: { datasetId: string }) {
     docs.reload();
   };
 
+  // A dataset that cannot be loaded (a wrong id, no access) says so once, with nothing to act on below it.
+  if (dataset.error) return <DatasetHeader dataset={undefined} error={dataset.error} />;
   return (
     <>
       <DatasetHeader dataset={dataset.data} error={dataset.error} />

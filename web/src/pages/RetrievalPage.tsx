@@ -43,6 +43,7 @@ export function RetrievalPage({ datasetId }: { datasetId: string }) {
     if (r) setResult(r);
   };
 
+  if (dataset.error) return <DatasetHeader dataset={undefined} error={dataset.error} />;
   return (
     <>
       <DatasetHeader dataset={dataset.data} error={dataset.error} />
