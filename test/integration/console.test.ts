@@ -506,6 +506,12 @@ describe('web console', function () {
         if (violations.length) problems.push(describeViolations(`${where} at ${width}px`, violations));
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         if (overflow > 1) problems.push(`${where} at ${width}px: the page scrolls sideways by ${overflow}px`);
+        // The navigation is as tall as its links, whatever the page's length: no empty band above the content.
+        const slack = await page.evaluate(() => {
+          const nav = document.querySelector('nav.sidebar')!;
+          return Math.round(nav.getBoundingClientRect().height - nav.querySelector('ul')!.getBoundingClientRect().height);
+        });
+        if (width === 390 && slack > 2) problems.push(`${where} at 390px: the navigation leaves ${slack}px empty below its links`);
       }
     }
     const loggedOut = await browser.newPage({ viewport: { width: 390, height: 800 } });
