@@ -3,7 +3,7 @@ import type { ActivityDeps } from './deps.js';
 import { DatasetService } from '../src/services/datasets.js';
 import { RetrievalService } from '../src/services/retrieval.js';
 import { MemoryService } from '../src/services/memories.js';
-import type { ActivityInput, ComponentCall, ComponentResult, RunIds, RunRequest, TurnOutcome } from '../src/agents/run-types.js';
+import type { ActivityInput, ComponentCall, ComponentResult, ModelCall, RunIds, RunRequest, TurnOutcome } from '../src/agents/run-types.js';
 import { runModelCall, type ModelRunDeps } from '../src/agents/io/model-runner.js';
 import { runRetrieval } from '../src/agents/io/retrieval-tool.js';
 import { mcpConfigOf } from '../src/services/mcp-servers.js';
@@ -11,6 +11,7 @@ import { runInvoke } from '../src/agents/io/invoke.js';
 import { BUILTIN_FACTORY } from '../src/models/builtin/spec.js';
 import { runCode } from '../src/agents/io/sandbox/index.js';
 import { DeltaPublisher } from '../src/agents/io/delta-publisher.js';
+import { toolRunEvent } from '../src/agents/io/tool-events.js';
 import { pickCategory } from '../src/agents/components/pure.js';
 import { walkPath } from '../src/agents/refs.js';
 import { recordTurn } from '../src/agents/io/session-turns.js';
@@ -42,8 +43,8 @@ export function agentActivities(deps: ActivityDeps) {
   });
 
   return {
-    agentLLM: (input: ActivityInput) => component(input, (signal, publisher) => modelComponent(input, input.call as Call<'LLM'>, signal, publisher)),
-    agentAgent: (input: ActivityInput) => component(input, (signal, publisher) => modelComponent(input, input.call as Call<'Agent'>, signal, publisher)),
+    agentLLM: (input: ActivityInput) => component(input, (signal, publisher, emit) => modelComponent(input, input.call as Call<'LLM'>, signal, emit, publisher)),
+    agentAgent: (input: ActivityInput) => component(input, (signal, publisher, emit) => modelComponent(input, input.call as Call<'Agent'>, signal, emit, publisher)),
 
     agentRetrieval: (input: ActivityInput) =>
       component(input, async () => {
@@ -66,7 +67,7 @@ export function agentActivities(deps: ActivityDeps) {
 
     /** A Message that shows the content of LLM/Agent producers: runs them and streams their tokens as they come. */
     agentMessage: (input: ActivityInput) =>
-      component(input, async (signal, publisher) => {
+      component(input, async (signal, publisher, emit) => {
         const call = input.call as Call<'Message'>;
         const producers: NonNullable<ComponentResult['producers']> = {};
         let content = '';
@@ -83,6 +84,7 @@ export function agentActivities(deps: ActivityDeps) {
               signal,
               onAnswer: streamIt ? (t) => publisher?.answer(t) : undefined,
               onReasoning: streamIt ? (t) => publisher?.reasoning(t) : undefined,
+              onTool: (e) => emit(toolRunEvent(piece.producer, e)),
             }).catch((err: unknown) => {
               throw new ProducerError(piece.producer, err);
             });
@@ -138,16 +140,24 @@ export function agentActivities(deps: ActivityDeps) {
     },
   };
 
-  async function modelComponent(input: ActivityInput, call: Call<'LLM'> | Call<'Agent'>, signal: AbortSignal, publisher?: DeltaPublisher): Promise<ComponentResult> {
+  async function modelComponent(input: ActivityInput, call: ModelCall & { kind: 'LLM' | 'Agent' }, signal: AbortSignal, emit: (event: RunEvent) => void, publisher?: DeltaPublisher): Promise<ComponentResult> {
     const result = await runModelCall(call, modelDeps(input.tenantId), {
       signal,
       onAnswer: publisher ? (t) => publisher.answer(t) : undefined,
       onReasoning: publisher ? (t) => publisher.reasoning(t) : undefined,
+      onTool: (e) => emit(toolRunEvent(call.id, e)),
     });
     return { outputs: result.outputs, usage: result.usage, reference: result.reference, trace: result.trace };
   }
 
-  async function component(input: ActivityInput, work: (signal: AbortSignal, publisher?: DeltaPublisher) => Promise<ComponentResult>): Promise<ComponentResult> {
+  /**
+   * Runs a component's tries. `publisher` streams its text (when the component is streamed); `emit`
+   * sends other events of the run (tool calls) as they happen, in order with the text.
+   */
+  async function component(
+    input: ActivityInput,
+    work: (signal: AbortSignal, publisher: DeltaPublisher | undefined, emit: (event: RunEvent) => void) => Promise<ComponentResult>,
+  ): Promise<ComponentResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
     if (attempt === 1) await events.publish(input.runKey, input.before);
@@ -160,13 +170,14 @@ export function agentActivities(deps: ActivityDeps) {
         const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${input.timeoutSec} s`)), input.timeoutSec * 1000);
         const signal = AbortSignal.any([ctx.cancellationSignal, timeout.signal]);
         // Each try streams as a new attempt: the API forwards only what goes beyond the text already sent.
-        const publisher = input.stream || input.call.kind === 'Message' ? new DeltaPublisher(events, input.runKey, input.call.id, attempt * 100 + retry) : undefined;
+        const out = new DeltaPublisher(events, input.runKey, input.call.id, attempt * 100 + retry);
+        const publisher = input.stream || input.call.kind === 'Message' ? out : undefined;
         try {
-          const result = await work(signal, publisher);
-          await publisher?.close();
+          const result = await work(signal, publisher, (event) => out.event(event));
+          await out.close();
           return result;
         } catch (err) {
-          await publisher?.close().catch(() => undefined);
+          await out.close().catch(() => undefined);
           if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
           lastFailure = err;
           lastError = timeout.signal.aborted ? (timeout.signal.reason as Error).message : err instanceof Error ? err.message : String(err);

@@ -89,6 +89,37 @@ export interface ModelCall {
 /** A Message template after resolution: literal text, or the streamed content of a deferred producer. */
 export type MessagePiece = { text: string } | { producer: string; path: string };
 
+/** What a Retrieval tool call found, in short: for the run's events (the chunks themselves are in the reference). */
+export interface RetrievedSummary {
+  /** Chunks found. */
+  total: number;
+  /** The first chunks (at most 8): id, document, and the start of the content. */
+  chunks: { id: string; document_id: string; document_name: string; content: string }[];
+}
+
+/**
+ * An Agent's tool call as it starts and as it ends; streamed as `tool_started` / `tool_finished`
+ * (docs/agents.md). `via` names the sub-agent tools a nested call went through, outermost first.
+ */
+export type ToolCallEvent = {
+  tool_call_id: string;
+  tool_name: string;
+  /** The tool's component: Retrieval, Agent, MCP, or an outside-service component. */
+  tool_type: string;
+  arguments: unknown;
+  via: string[];
+} & (
+  | { phase: 'started' }
+  | {
+      phase: 'finished';
+      elapsed_time: number;
+      error: string | null;
+      /** One line: what came back ("3 chunks: a.md, b.md"), or the error. */
+      result: string;
+      retrieved?: RetrievedSummary;
+    }
+);
+
 /** What the interpreter hands an activity: the call, plus the run's envelope and pending events. */
 export interface ActivityInput extends RunIds {
   call: ComponentCall;

@@ -5,7 +5,7 @@ import { harness, type Harness } from './harness.js';
 import { assertConsoleBuilt, describeViolations, launchBrowser, saveFailureScreenshot, seriousViolations } from './browser.js';
 import { Api } from './client.js';
 import { getDoc } from './documents-helpers.js';
-import { startFakes, type Fakes } from '../fakes/index.js';
+import { startFakes, toolRoundTrip, type Fakes } from '../fakes/index.js';
 
 /**
  * The web console in a real browser (Debian's Chromium) against a real Cairn: each step is what a
@@ -328,6 +328,29 @@ describe('web console', function () {
     assert.ok(lines.some((l) => /Dataset answerer \(Agent\) started/.test(l)), `events: ${lines}`);
     assert.ok(lines.some((l) => /✓ Dataset answerer finished/.test(l)), `events: ${lines}`);
     assert.match((await page.locator('.run-panel [data-testid=answer]').textContent()) ?? '', /granite cairn marks the trail/);
+  });
+
+  it("a tool call of the agent lights its Tool node on the canvas, and the run lists the chunks it retrieved", async () => {
+    const before = fakes.openai.behaviour.answer;
+    // The model searches for the question, then answers from what came back.
+    fakes.openai.behaviour.answer = toolRoundTrip('search_my_dateset', (q) => ({ query: q }), () => ANSWER);
+    try {
+      await page.getByLabel('Message to the agent').fill('Which cairn marks the trail crossing?');
+      await page.getByRole('button', { name: 'Run', exact: true }).click();
+      const events = page.getByTestId('run-events');
+      await events.getByText(/Run finished/).waitFor({ timeout: 90_000 });
+      const lines = await events.locator('li').allTextContents();
+      assert.ok(lines.some((l) => l.includes('▶ Tool search_my_dateset called: {"query":"Which cairn marks the trail crossing?"}')), `events: ${lines}`);
+      assert.ok(lines.some((l) => /✓ Tool search_my_dateset: 1 chunk: trail\.txt \(\d+\.\d\d s\)/.test(l)), `events: ${lines}`);
+      const tool = page.getByRole('region', { name: 'Agent canvas' }).locator('.react-flow__node[data-id="Tool:DatasetAnswererTools"] .canvas-node');
+      assert.match((await tool.getAttribute('class')) ?? '', /\bfinished\b/, 'the Tool node shows it ran');
+      assert.match((await tool.textContent()) ?? '', /Dataset answerer tools/);
+      const retrieved = page.getByTestId('retrieved');
+      assert.match((await retrieved.textContent()) ?? '', /Search: “Which cairn marks the trail crossing\?”/);
+      assert.match((await retrieved.locator('ol li').first().textContent()) ?? '', /^trail\.txt The granite cairn marks the trail crossing near the river bend\./);
+    } finally {
+      fakes.openai.behaviour.answer = before;
+    }
   });
 
   it('an invalid agent DSL is refused with the API\'s validation message, and bad JSON is named before sending', async () => {

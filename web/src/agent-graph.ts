@@ -35,6 +35,14 @@ export function canvasOf(dsl: Dsl): { nodes: Node<ComponentData>[]; edges: Edge[
   return layoutComponents(dsl);
 }
 
+/**
+ * The canvas nodes that stand for an Agent's tools: RAGFlow's editor draws them as Tool nodes linked
+ * from the Agent's `tool` handle.
+ */
+export function toolNodesOf(dsl: Dsl, agentId: string): string[] {
+  return (dsl.graph?.edges ?? []).filter((e) => e.source === agentId && e.sourceHandle === 'tool').map((e) => e.target);
+}
+
 function layoutComponents(dsl: Dsl): { nodes: Node<ComponentData>[]; edges: Edge[] } {
   const ids = Object.keys(dsl.components);
   const level = new Map<string, number>();

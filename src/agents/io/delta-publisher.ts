@@ -28,6 +28,12 @@ export class DeltaPublisher {
     this.push(text);
   }
 
+  /** Sends another event of the run in order with the text (what was buffered goes first). */
+  event(event: RunEvent): void {
+    this.flush();
+    this.send([event]);
+  }
+
   private marker(kind: 'start_to_think' | 'end_to_think'): void {
     this.flush();
     this.thinking = kind === 'start_to_think';

@@ -1,10 +1,13 @@
 import type { ChatMessage, ChatModel, ChatOptions, ToolCall, ToolSpec } from '../../models/types.js';
 import type { Outputs, ReferenceBucket } from '../dsl.js';
-import type { ModelCall, ToolDef, Usage } from '../run-types.js';
+import type { ModelCall, ToolCallEvent, ToolDef, Usage } from '../run-types.js';
 import { countTokens } from '../../text/tokens.js';
 import { RETRIEVAL_TOOL_DESCRIPTION, RETRIEVAL_TOOL_NAME, type RetrievalOutput } from './retrieval-tool.js';
 import { McpConnection, type McpServerConfig } from './mcp-client.js';
 import { externalComponentError, isExternalComponent } from '../external.js';
+import { isBuiltinModelId } from '../../models/builtin/spec.js';
+import { newToolCallId } from '../../models/builtin/chat-json.js';
+import { summariseRetrieval, summariseText } from './tool-events.js';
 
 export interface ModelRunDeps {
   chat(llmId?: string): Promise<ChatModel>;
@@ -18,6 +21,8 @@ export interface ModelRunIo {
   /** Streamed answer text (only for the component being streamed; sub-agents stay silent). */
   onAnswer?(text: string): void;
   onReasoning?(text: string): void;
+  /** Each tool call as it starts and as it ends (sub-agents' calls too, with `via` naming them). */
+  onTool?(event: ToolCallEvent): void;
 }
 
 export interface ModelRunResult {
@@ -49,7 +54,9 @@ export async function runModelCall(call: ModelCall & { kind: 'LLM' | 'Agent' }, 
     }
     const messages: ChatMessage[] = [...call.messages];
     const rounds = call.max_rounds ?? 5;
-    for (let round = 0; ; round++) {
+    const searches = isBuiltinModelId(model.id) ? searchesFirst(tools, messages) : [];
+    if (searches.length) await runCalls(searches, '', messages, tools, deps, run, io);
+    for (let round = searches.length ? 1 : 0; ; round++) {
       const offer = tools.length && round < rounds;
       const calls: ToolCall[] = [];
       const text = await streamOnce(model, messages, offer ? { ...options, tools: tools.map((t) => t.spec) } : options, run, io, calls);
@@ -57,12 +64,31 @@ export async function runModelCall(call: ModelCall & { kind: 'LLM' | 'Agent' }, 
         run.outputs = { content: text };
         return run;
       }
-      messages.push({ role: 'assistant', content: text, tool_calls: calls });
-      for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: await callTool(c, tools, deps, run, io.signal) });
+      await runCalls(calls, text, messages, tools, deps, run, io);
     }
   } finally {
     await Promise.all(connections.map((c) => c.close()));
   }
+}
+
+/**
+ * The first round of an Agent on the built-in model: its Retrieval tools called with the user's
+ * question as the query. SmolLM2-135M cannot be trusted with this round: offered the tool, it searched
+ * for "1234567890" when asked which number to call in an emergency (the search found nothing, so the
+ * answer was invented), and a grammar that forces the call would still leave the query to the model.
+ * The question itself is what a person would type into the search box, and hybrid retrieval ranks
+ * passages for a whole question well. Remote models keep RAGFlow's loop: they choose their calls.
+ */
+function searchesFirst(tools: BoundTool[], messages: ChatMessage[]): ToolCall[] {
+  const question = [...messages].reverse().find((m) => m.role === 'user')?.content.trim();
+  if (!question) return [];
+  return tools.filter((t) => t.def.component_name === 'Retrieval').map((t) => ({ id: newToolCallId(), name: t.spec.name, arguments: JSON.stringify({ query: question }) }));
+}
+
+/** One round's calls: recorded as the model's turn, each result answered as a tool message. */
+async function runCalls(calls: ToolCall[], text: string, messages: ChatMessage[], tools: BoundTool[], deps: ModelRunDeps, run: ModelRunResult, io: ModelRunIo): Promise<void> {
+  messages.push({ role: 'assistant', content: text, tool_calls: calls });
+  for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: await callTool(c, tools, deps, run, io) });
 }
 
 /** The MCP server's tools the Agent chose (`tools` names them; none named = all), as functions for the model. */
@@ -181,26 +207,39 @@ function toolsOf(defs: ToolDef[]): BoundTool[] {
 }
 
 /** Runs one tool call; a failing tool answers the model with its error instead of failing the Agent. */
-async function callTool(c: ToolCall, tools: BoundTool[], deps: ModelRunDeps, run: ModelRunResult, signal: AbortSignal): Promise<string> {
+async function callTool(c: ToolCall, tools: BoundTool[], deps: ModelRunDeps, run: ModelRunResult, io: ModelRunIo): Promise<string> {
+  const { signal } = io;
   const started = Date.now();
   const tool = tools.find((t) => t.spec.name === c.name);
   let args: Record<string, unknown> = {};
-  let result: string;
+  let badArguments: unknown;
   try {
     args = c.arguments ? (JSON.parse(c.arguments) as Record<string, unknown>) : {};
+  } catch (err) {
+    badArguments = err;
+  }
+  const event = { tool_call_id: c.id, tool_name: c.name, tool_type: tool?.def.component_name ?? 'unknown', arguments: args, via: [] };
+  io.onTool?.({ ...event, phase: 'started' });
+  let result: string;
+  let error: string | null = null;
+  let retrieved: RetrievalOutput | undefined;
+  try {
+    if (badArguments) throw badArguments;
     if (!tool) throw new Error(`there is no tool named ${c.name}`);
     if (tool.mcp) {
       result = await tool.mcp.call(c.name, args, signal);
     } else if (isExternalComponent(tool.def.component_name)) {
       throw new Error(externalComponentError(tool.def.component_name));
     } else if (tool.def.component_name === 'Retrieval') {
-      const out = await deps.retrieve(String(args.query ?? ''), tool.def.params);
-      Object.assign(run.reference.chunks, out.reference.chunks);
-      Object.assign(run.reference.doc_aggs, out.reference.doc_aggs);
-      result = out.formalized_content || 'Nothing relevant was found.';
+      retrieved = await deps.retrieve(String(args.query ?? ''), tool.def.params);
+      Object.assign(run.reference.chunks, retrieved.reference.chunks);
+      Object.assign(run.reference.doc_aggs, retrieved.reference.doc_aggs);
+      result = retrieved.formalized_content || 'Nothing relevant was found.';
     } else {
       const p = tool.def.params;
       const user = [args.user_prompt, args.context ? `Context: ${args.context}` : ''].filter(Boolean).join('\n\n');
+      // The sub-agent's own tool calls are reported too, as made through this one.
+      const onTool = io.onTool && ((e: ToolCallEvent) => io.onTool!({ ...e, via: [c.name, ...e.via] }));
       const sub = await runModelCall(
         {
           kind: 'Agent',
@@ -211,7 +250,7 @@ async function callTool(c: ToolCall, tools: BoundTool[], deps: ModelRunDeps, run
           max_rounds: Number(p.max_rounds ?? 5) || 5,
         },
         deps,
-        { signal },
+        { signal, onTool },
       );
       Object.assign(run.reference.chunks, sub.reference.chunks);
       Object.assign(run.reference.doc_aggs, sub.reference.doc_aggs);
@@ -222,8 +261,12 @@ async function callTool(c: ToolCall, tools: BoundTool[], deps: ModelRunDeps, run
     }
   } catch (err) {
     signal.throwIfAborted();
-    result = `Error: ${err instanceof Error ? err.message : String(err)}`;
+    error = err instanceof Error ? err.message : String(err);
+    result = `Error: ${error}`;
   }
-  run.trace.push({ tool_name: c.name, arguments: args, result, elapsed_time: (Date.now() - started) / 1000 });
+  const elapsed = (Date.now() - started) / 1000;
+  run.trace.push({ tool_name: c.name, arguments: args, result, elapsed_time: elapsed });
+  const summary = retrieved ? summariseRetrieval(retrieved) : { result: error ? `Error: ${error}` : summariseText(result) };
+  io.onTool?.({ ...event, phase: 'finished', elapsed_time: elapsed, error, ...summary });
   return result;
 }

@@ -16,6 +16,7 @@ import { ModelError, type TokenUsage } from '../types.js';
 import { locateChatModelFile } from './locate.js';
 import { initialStatus, type ChatEngineConfig, type ChatEngineState, type ChatEngineStatus, type GenerateRequest } from './chat-protocol.js';
 import { BUILTIN_FACTORY } from './spec.js';
+import { RepetitionGuard } from './repetition.js';
 
 interface Slot {
   chat: LlamaChat;
@@ -168,20 +169,27 @@ export class ChatEngine {
       const { sequence } = slot;
       const outputBefore = sequence.tokenMeter.usedOutputTokens;
       const { customStopTriggers, ...sampling } = request.sampling;
+      // A generation that loops is stopped where the loop is seen, keeping what it generated.
+      const guard = new RepetitionGuard();
+      const looping = new AbortController();
       const response = await slot.chat.generateResponse(request.history, {
         ...sampling,
         // Stop strings apply to free text; a grammar's JSON ends where the grammar says.
         ...(grammar ? { grammar } : customStopTriggers?.length ? { customStopTriggers } : {}),
-        signal,
-        stopOnAbortSignal: false,
+        signal: AbortSignal.any([signal, looping.signal]),
+        stopOnAbortSignal: true,
         onResponseChunk: (chunk) => {
+          if (!chunk.text || looping.signal.aborted) return;
           if (chunk.type === 'segment') {
-            if (chunk.segmentType === 'thought' && chunk.text) onChunk('reasoning', chunk.text);
-          } else if (chunk.text) {
+            if (chunk.segmentType === 'thought') onChunk('reasoning', chunk.text);
+          } else {
             onChunk('answer', chunk.text);
           }
+          if (guard.push(chunk.text)) looping.abort();
         },
       });
+      // The caller's abort ends the request with its reason (the generation above stopped at once).
+      signal.throwIfAborted();
       const completion = sequence.tokenMeter.usedOutputTokens - outputBefore;
       return { text: response.response, usage: { prompt_tokens: Math.max(0, sequence.nextTokenIndex - completion), completion_tokens: completion } };
     } finally {

@@ -2,7 +2,7 @@ import type { ChatHistoryItem } from 'node-llama-cpp';
 import { ModelError, type ChatDelta, type ChatMessage, type ChatModel, type ChatOptions, type TokenUsage } from '../types.js';
 import { AnswerStreamer, parseToolReply, toGrammarSchema, toolCallsText, toolInstructions, toolReplySchema, toolsLeft } from './chat-json.js';
 import { chatWorkerStatus, generateInWorker } from './chat-host.js';
-import { DEFAULT_MAX_TOKENS, chatSettingsFromEnv, type ChatEngineConfig, type ChatEngineSettings, type ChatEngineStatus, type GenerateRequest, type Sampling } from './chat-protocol.js';
+import { DEFAULT_ANSWER_TOKENS, REPEAT_PENALTY, chatSettingsFromEnv, type ChatEngineConfig, type ChatEngineSettings, type ChatEngineStatus, type GenerateRequest, type Sampling } from './chat-protocol.js';
 import { BUILTIN_FACTORY, SMOLLM2_135M_INSTRUCT, type BuiltinChatSpec } from './spec.js';
 
 export interface BuiltinChatOptions {
@@ -16,8 +16,9 @@ export interface BuiltinChatOptions {
 /**
  * The built-in, offline chat model (SmolLM2-135M-Instruct run by node-llama-cpp in a worker thread,
  * see chat-engine.ts): streams tokens, honours temperature, top_p, presence/frequency penalties,
- * max_tokens, stop and seed, applies the model's chat template, and stops generating as soon as the
- * caller's signal aborts or the caller stops reading.
+ * max_tokens (default DEFAULT_ANSWER_TOKENS), stop and seed, applies the model's chat template, and
+ * stops generating as soon as the caller's signal aborts or the caller stops reading. Every generation
+ * has a repetition penalty (REPEAT_PENALTY) and stops when it falls into a loop (repetition.ts).
  *
  * Structured output: `json_schema` is compiled to a grammar, so the answer is JSON matching it.
  * Tools: the reply is constrained to `{"tool_calls": [{"name", "arguments"}]}` or `{"answer": "..."}`;
@@ -105,13 +106,12 @@ export class BuiltinChatModel implements ChatModel {
 
   private request(messages: ChatMessage[], options: ChatOptions): GenerateRequest {
     const tools = options.tools?.length ? options.tools : undefined;
-    const maxTokens = Math.max(1, Math.min(options.max_tokens ?? DEFAULT_MAX_TOKENS, this.config.contextSize));
+    const maxTokens = Math.max(1, Math.min(options.max_tokens ?? DEFAULT_ANSWER_TOKENS, this.config.contextSize));
     const sampling: Sampling = { maxTokens, temperature: Math.max(0, options.temperature ?? 0) };
     if (options.top_p !== undefined && options.top_p !== null) sampling.topP = options.top_p;
     if (options.seed !== undefined && options.seed !== null) sampling.seed = options.seed;
-    if (options.presence_penalty || options.frequency_penalty) {
-      sampling.repeatPenalty = { presencePenalty: options.presence_penalty ?? 0, frequencyPenalty: options.frequency_penalty ?? 0 };
-    }
+    // The repetition penalty always applies; the caller's presence and frequency penalties add to it as given.
+    sampling.repeatPenalty = { ...REPEAT_PENALTY, presencePenalty: options.presence_penalty ?? 0, frequencyPenalty: options.frequency_penalty ?? 0 };
     if (options.stop?.length) sampling.customStopTriggers = options.stop.filter((s) => s.length > 0);
     const request: GenerateRequest = { history: chatHistory(messages, this.config.spec, tools ? toolInstructions(tools) : undefined), sampling };
     if (tools) request.schema = toolReplySchema(toolsLeft(tools, messages));

@@ -16,6 +16,11 @@ export interface BuiltinModelSpec {
 
 export const BUILTIN_FACTORY = 'Builtin';
 
+/** Whether a model id (`name@factory`) names one of the built-in models. */
+export function isBuiltinModelId(id: string): boolean {
+  return id.endsWith(`@${BUILTIN_FACTORY}`);
+}
+
 export const MINILM_L6_V2: BuiltinModelSpec = {
   name: 'sentence-transformers/all-MiniLM-L6-v2',
   dims: 384,

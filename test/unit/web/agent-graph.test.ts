@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { canvasOf } from '../../../web/src/agent-graph.js';
+import { canvasOf, toolNodesOf } from '../../../web/src/agent-graph.js';
 import type { Dsl } from '../../../web/src/api/types.js';
 
 const component = (name: string, downstream: string[], upstream: string[] = []) => ({ obj: { component_name: name, params: {} }, downstream, upstream });
@@ -56,5 +56,22 @@ describe('agent canvas from a DSL', () => {
     assert.equal(byId['Note:About']!.type, 'note');
     assert.equal(byId['Note:About']!.data.note, 'What this does');
     assert.deepEqual(edges, [{ id: 'e1', source: 'begin', target: 'Iteration:Each' }]);
+  });
+
+  it("an Agent's tools are the nodes linked from its `tool` handle (where its tool calls light up)", () => {
+    const dsl: Dsl = {
+      components: { begin: component('Begin', ['Agent:A']), 'Agent:A': component('Agent', ['Message:M'], ['begin']), 'Message:M': component('Message', [], ['Agent:A']) },
+      graph: {
+        nodes: [],
+        edges: [
+          { id: 'e1', source: 'Agent:A', sourceHandle: 'tool', target: 'Tool:ATools' },
+          { id: 'e2', source: 'Agent:A', sourceHandle: 'start', target: 'Message:M' },
+          { id: 'e3', source: 'begin', target: 'Agent:A' },
+        ],
+      },
+    };
+    assert.deepEqual(toolNodesOf(dsl, 'Agent:A'), ['Tool:ATools']);
+    assert.deepEqual(toolNodesOf(dsl, 'Message:M'), []);
+    assert.deepEqual(toolNodesOf({ components: {} }, 'Agent:A'), [], 'no graph, no tool nodes');
   });
 });

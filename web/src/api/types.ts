@@ -172,7 +172,7 @@ export interface GraphNode {
 
 export interface Dsl {
   components: Record<string, DslComponent>;
-  graph?: { nodes: GraphNode[]; edges: { id: string; source: string; target: string }[] };
+  graph?: { nodes: GraphNode[]; edges: { id: string; source: string; target: string; sourceHandle?: string | null }[] };
   [key: string]: unknown;
 }
 

@@ -3,6 +3,7 @@ import { api } from '../api/http.js';
 import { postSse } from '../api/sse.js';
 import type { Agent } from '../api/types.js';
 import type { NodeState } from './AgentCanvas.js';
+import { toolNodesOf } from '../agent-graph.js';
 import { Answer } from './Answer.js';
 import { ErrorMessage, TextArea, TextField } from './ui.js';
 
@@ -22,9 +23,17 @@ interface LoggedEvent {
 
 type BeginInput = { key?: string; name?: string; type?: string; optional?: boolean };
 
+/** What a Retrieval tool call found, from its `tool_finished` event. */
+interface Retrieved {
+  key: string;
+  query: string;
+  chunks: { id: string; document_name: string; content: string }[];
+}
+
 /**
  * Runs the agent one turn at a time over SSE and lists each component's events as they arrive;
- * the answer streams below. Turns after the first continue the same session.
+ * the answer streams below. A tool call lights the Agent's Tool node and lists what it retrieved.
+ * Turns after the first continue the same session.
  */
 export function AgentRunPanel({
   agent,
@@ -42,6 +51,7 @@ export function AgentRunPanel({
   const [question, setQuestion] = useState('');
   const [events, setEvents] = useState<LoggedEvent[]>([]);
   const [answer, setAnswer] = useState({ content: '', reasoning: '' });
+  const [retrieved, setRetrieved] = useState<Retrieved[]>([]);
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<Error>();
   const ctrl = useRef<AbortController>(undefined);
@@ -70,6 +80,19 @@ export function AgentRunPanel({
         onStates((s) => ({ ...s, [d.component_id]: d.error ? 'failed' : 'finished' }));
         log(`${d.error ? '✕' : '✓'} ${d.component_name} finished in ${Number(d.elapsed_time ?? 0).toFixed(2)} s${d.error ? `: ${d.error}` : ''}`, Boolean(d.error));
         return;
+      case 'tool_started': {
+        const tools = toolNodesOf(agent.dsl, d.component_id);
+        onStates((s) => ({ ...s, ...Object.fromEntries(tools.map((id) => [id, 'running' as const])) }));
+        log(`▶ Tool ${d.tool_name} called: ${JSON.stringify(d.arguments ?? {})}`);
+        return;
+      }
+      case 'tool_finished': {
+        const tools = toolNodesOf(agent.dsl, d.component_id);
+        onStates((s) => ({ ...s, ...Object.fromEntries(tools.map((id) => [id, d.error ? ('failed' as const) : ('finished' as const)])) }));
+        log(`${d.error ? '✕' : '✓'} Tool ${d.tool_name}: ${d.result} (${Number(d.elapsed_time ?? 0).toFixed(2)} s)`, Boolean(d.error));
+        if (d.retrieved) setRetrieved((r) => [...r, { key: String(d.tool_call_id), query: String(d.arguments?.query ?? ''), chunks: d.retrieved.chunks ?? [] }]);
+        return;
+      }
       case 'user_inputs':
         log(`… waiting for your input${d.tips ? `: ${d.tips}` : ''}`);
         return;
@@ -91,6 +114,7 @@ export function AgentRunPanel({
     setError(undefined);
     setEvents([]);
     setAnswer({ content: '', reasoning: '' });
+    setRetrieved([]);
     onStates(() => ({}));
     setRunning(true);
     const controller = new AbortController();
@@ -163,6 +187,25 @@ export function AgentRunPanel({
           </li>
         ))}
       </ol>
+      {retrieved.length > 0 && (
+        <>
+          <h3>Retrieved</h3>
+          <ul className="retrieved" data-testid="retrieved">
+            {retrieved.map((r) => (
+              <li key={r.key}>
+                <span className="muted">Search: “{r.query}” · {r.chunks.length ? `${r.chunks.length} shown` : 'nothing found'}</span>
+                <ol>
+                  {r.chunks.map((c) => (
+                    <li key={c.id}>
+                      <strong>{c.document_name}</strong> <span className="chunk-content">{c.content}</span>
+                    </li>
+                  ))}
+                </ol>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
       <h3>Answer</h3>
       <div className="message assistant">{answer.content || answer.reasoning ? <Answer content={answer.content} reasoning={answer.reasoning} streaming={running} /> : <span className="muted">—</span>}</div>
     </section>
