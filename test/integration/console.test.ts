@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { harness, type Harness } from './harness.js';
 import { assertConsoleBuilt, describeViolations, launchBrowser, saveFailureScreenshot, seriousViolations } from './browser.js';
@@ -350,6 +351,32 @@ describe('web console', function () {
       assert.match((await retrieved.locator('ol li').first().textContent()) ?? '', /^trail\.txt The granite cairn marks the trail crossing near the river bend\./);
     } finally {
       fakes.openai.behaviour.answer = before;
+    }
+  });
+
+  it("on a phone, the canvas's zoom buttons cover none of its nodes", async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      await page.goto(url(`/agents/${ids.agent}`));
+      const canvas = page.getByRole('region', { name: 'Agent canvas' });
+      await canvas.locator('.react-flow__node').first().waitFor();
+      // The view is fitted once the nodes are measured: wait until the viewport stops moving.
+      const viewport = canvas.locator('.react-flow__viewport');
+      let transform = '';
+      for (let i = 0; i < 20; i++) {
+        await sleep(150);
+        const now = (await viewport.getAttribute('style')) ?? '';
+        if (now === transform) break;
+        transform = now;
+      }
+      const controls = (await canvas.locator('.react-flow__controls').boundingBox())!;
+      for (const node of await canvas.locator('.react-flow__node').all()) {
+        const box = (await node.boundingBox())!;
+        const overlaps = box.x < controls.x + controls.width && controls.x < box.x + box.width && box.y < controls.y + controls.height && controls.y < box.y + box.height;
+        assert.ok(!overlaps, `the zoom buttons cover ${await node.getAttribute('data-id')}`);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
     }
   });
 

@@ -39,12 +39,18 @@ function NoteNode({ data }: NodeProps<Node<ComponentData>>) {
 
 const nodeTypes = { component: ComponentNode, group: GroupNode, note: NoteNode };
 
+/**
+ * The zoom buttons sit at the bottom left, over the canvas: the fitted view keeps a strip that wide free on
+ * the left, so on a phone they never cover the first node (Begin).
+ */
+const FIT_VIEW = { padding: { top: '16px', right: '16px', bottom: '16px', left: '64px' } } as const;
+
 export function AgentCanvas({ dsl, states }: { dsl: Dsl; states: Record<string, NodeState> }) {
   const base = useMemo(() => canvasOf(dsl), [dsl]);
   const nodes = useMemo(() => base.nodes.map((n) => (states[n.id] ? { ...n, data: { ...n.data, state: states[n.id] } } : n)), [base, states]);
   return (
     <div className="canvas" role="region" aria-label="Agent canvas">
-      <ReactFlow nodes={nodes} edges={base.edges} nodeTypes={nodeTypes} fitView nodesDraggable={false} nodesConnectable={false} elementsSelectable={false} minZoom={0.2}>
+      <ReactFlow nodes={nodes} edges={base.edges} nodeTypes={nodeTypes} fitView fitViewOptions={FIT_VIEW} nodesDraggable={false} nodesConnectable={false} elementsSelectable={false} minZoom={0.2}>
         <Background />
         <Controls showInteractive={false} />
       </ReactFlow>
