@@ -236,7 +236,7 @@ describe('web console', function () {
     await dialog.getByRole('button', { name: 'Create' }).click();
     await heading('Trail guide').waitFor();
     ids.chat = new URL(page.url()).pathname.split('/')[2];
-    await page.getByRole('button', { name: 'New session' }).click();
+    // A chat without sessions takes a question at once: no click on "New session" first.
     await page.getByLabel('Your question').waitFor();
 
     // Record every text the answer shows while it streams.
@@ -266,6 +266,15 @@ describe('web console', function () {
     await cited.waitFor();
     assert.match((await cited.getByTestId('cited-chunk').textContent()) ?? '', /granite cairn marks the trail/);
     await cited.getByRole('button', { name: 'Close' }).click();
+
+    // The first question named the session it started; "New session" opens an empty conversation beside it.
+    const sessionList = page.getByRole('navigation', { name: 'Sessions' });
+    await sessionList.getByRole('button', { name: 'Where is the granite cairn?', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'New session' }).click();
+    assert.equal(await page.locator('[data-role=assistant]').count(), 0, 'the new session starts empty');
+    assert.equal((await user.get(`/chats/${ids.chat}/sessions`)).body.data.length, 1, 'no session is stored before its first question');
+    await sessionList.getByRole('button', { name: 'Where is the granite cairn?', exact: true }).click();
+    await page.locator('[data-role=assistant]').first().waitFor();
   });
 
   it('dataset settings are saved, and a document being parsed is stopped, then deleted', async () => {

@@ -13,28 +13,46 @@ interface Frame {
   data: true | { answer: string; reasoning?: string; reference?: ChatReference | Record<string, never>; final?: boolean; session_id?: string };
 }
 
+/** A session is named after its first question, so the list tells sessions apart. */
+const SESSION_NAME_CHARS = 60;
+
+export function sessionNameOf(question: string): string {
+  const flat = question.replace(/\s+/g, ' ').trim();
+  return flat.length > SESSION_NAME_CHARS ? `${flat.slice(0, SESSION_NAME_CHARS - 1)}…` : flat;
+}
+
+/**
+ * The conversation shown: a stored session (`id`), or a new one that is created with its first question.
+ * `key` changes only when the user picks another conversation, so a new session's first answer keeps streaming
+ * while it gets its id.
+ */
+interface Shown {
+  id?: string;
+  key: number;
+}
+
 export function ChatPage({ chatId }: { chatId: string }) {
   const chat = useLoad((signal) => api.get<Chat>(`/chats/${chatId}`, undefined, signal), [chatId]);
   const sessions = useLoad((signal) => api.get<ChatSession[]>(`/chats/${chatId}/sessions`, { page_size: 100, orderby: 'update_time' }, signal), [chatId]);
-  const [sessionId, setSessionId] = useState<string>();
+  const [shown, setShown] = useState<Shown>({ key: 0 });
   const action = useConfirmedAction(sessions.reload);
+  const sessionId = shown.id;
 
+  // On arrival the most recent session is shown; with none, a new one that takes a question at once.
   useEffect(() => {
-    if (!sessionId && sessions.data?.length) setSessionId(sessions.data[0]!.id);
-  }, [sessions.data, sessionId]);
+    if (shown.key === 0 && !shown.id && sessions.data?.length) setShown({ id: sessions.data[0]!.id, key: 1 });
+  }, [sessions.data, shown]);
 
-  const newSession = async () => {
-    const s = await action.run(() => api.post<ChatSession>(`/chats/${chatId}/sessions`, {}));
-    if (s) {
-      setSessionId(s.id);
-      sessions.reload();
-    }
+  const show = (id: string | undefined) => setShown((s) => ({ id, key: s.key + 1 }));
+  const started = (id: string) => {
+    setShown((s) => ({ ...s, id }));
+    sessions.reload();
   };
 
   const remove = (s: ChatSession) =>
     action.confirmThenRun(`Delete the session "${s.name}"?`, async () => {
       await api.delete(`/chats/${chatId}/sessions`, { ids: [s.id] });
-      if (s.id === sessionId) setSessionId(undefined);
+      if (s.id === sessionId) show(undefined);
     });
 
   return (
@@ -47,13 +65,13 @@ export function ChatPage({ chatId }: { chatId: string }) {
       <ErrorMessage error={chat.error ?? sessions.error ?? action.error} />
       <div className="chat-layout">
         <nav aria-label="Sessions">
-          <button type="button" className="primary" onClick={newSession} disabled={action.busy}>
+          <button type="button" className="primary" onClick={() => show(undefined)} disabled={action.busy || (!sessionId && shown.key > 0)}>
             New session
           </button>
           <ul className="session-list">
             {sessions.data?.map((s) => (
               <li key={s.id}>
-                <button type="button" aria-current={s.id === sessionId} onClick={() => setSessionId(s.id)}>
+                <button type="button" aria-current={s.id === sessionId} onClick={() => show(s.id)}>
                   {s.name}
                 </button>
                 <button type="button" className="danger" onClick={() => remove(s)} aria-label={`Delete session ${s.name}`}>
@@ -64,10 +82,8 @@ export function ChatPage({ chatId }: { chatId: string }) {
           </ul>
         </nav>
         <section aria-label="Conversation">
-          {chat.data && sessionId ? (
-            <Conversation key={sessionId} chat={chat.data} sessionId={sessionId} onAnswered={sessions.reload} />
-          ) : chat.data && sessions.data?.length === 0 ? (
-            <p className="empty">Start a new session to ask a question.</p>
+          {chat.data && sessions.data && (sessionId || shown.key > 0 || sessions.data.length === 0) ? (
+            <Conversation key={shown.key} chat={chat.data} sessionId={sessionId} onStarted={started} onAnswered={sessions.reload} />
           ) : (
             <Loading />
           )}
@@ -77,8 +93,14 @@ export function ChatPage({ chatId }: { chatId: string }) {
   );
 }
 
-function Conversation({ chat, sessionId, onAnswered }: { chat: Chat; sessionId: string; onAnswered: () => void }) {
-  const session = useLoad((signal) => api.get<ChatSession>(`/chats/${chat.id}/sessions/${sessionId}`, undefined, signal), [chat.id, sessionId]);
+function Conversation({ chat, sessionId, onStarted, onAnswered }: { chat: Chat; sessionId?: string; onStarted: (id: string) => void; onAnswered: () => void }) {
+  // The session shown when this conversation opened: a new one gets its id with its first question, without reloading.
+  const [openedWith] = useState(sessionId);
+  const session = useLoad(
+    (signal) => (openedWith ? api.get<ChatSession>(`/chats/${chat.id}/sessions/${openedWith}`, undefined, signal) : Promise.resolve(undefined)),
+    [chat.id, openedWith],
+  );
+  const id = useRef(sessionId);
   const [messages, setMessages] = useState<ChatMessage[]>([]);
   const [question, setQuestion] = useState('');
   const [streaming, setStreaming] = useState(false);
@@ -111,7 +133,11 @@ function Conversation({ chat, sessionId, onAnswered }: { chat: Chat; sessionId: 
     for (const v of variables) if (values[v.key] !== undefined && values[v.key] !== '') extra[v.key] = values[v.key]!;
     const setLast = (patch: Partial<ChatMessage>) => setMessages((m) => [...m.slice(0, -1), { ...m.at(-1)!, ...patch }]);
     try {
-      for await (const frame of postSse(`/chats/${chat.id}/completions`, { ...extra, question: q, session_id: sessionId, stream: true }, ctrl.signal) as AsyncGenerator<Frame>) {
+      if (!id.current) {
+        id.current = (await api.post<ChatSession>(`/chats/${chat.id}/sessions`, { name: sessionNameOf(q) })).id;
+        onStarted(id.current);
+      }
+      for await (const frame of postSse(`/chats/${chat.id}/completions`, { ...extra, question: q, session_id: id.current, stream: true }, ctrl.signal) as AsyncGenerator<Frame>) {
         if (frame.code !== 0) throw new Error(frame.message || 'The answer failed');
         if (frame.data === true) break;
         const d = frame.data;
@@ -136,7 +162,7 @@ function Conversation({ chat, sessionId, onAnswered }: { chat: Chat; sessionId: 
     }
   };
 
-  if (!session.data) return session.error ? <ErrorMessage error={session.error} /> : <Loading />;
+  if (openedWith && !session.data) return session.error ? <ErrorMessage error={session.error} /> : <Loading />;
   return (
     <>
       <ol className="messages" aria-live="polite" aria-busy={streaming}>
