@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityDeps } from './deps.js';
 import type { MemoryExtractionInput } from '../src/memories/types.js';
 import type { ExtractedItem } from '../src/memories/extraction.js';
+import type { CleanedExtraction } from '../src/memories/structured.js';
 import { MemoryExtractor, type BeginOutcome } from '../src/services/memories.js';
 import { ModelError } from '../src/models/types.js';
 
@@ -35,7 +36,7 @@ export function memoryActivities({ store, memories, models }: ActivityDeps) {
       return extractor.begin(input.memoryId, input.messageId);
     },
 
-    extractMemoryItems(input: MemoryExtractionInput): Promise<ExtractedItem[]> {
+    extractMemoryItems(input: MemoryExtractionInput): Promise<CleanedExtraction> {
       const ctx = Context.current();
       return withHeartbeats(() => extractor.extract(input.memoryId, input.messageId, { attempt: ctx.info.attempt, signal: ctx.cancellationSignal }));
     },

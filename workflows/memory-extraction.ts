@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { MemoryExtractionInput } from '../src/memories/types.js';
+import type { ExtractedItem } from '../src/memories/extraction.js';
 
 /** Reads and writes of the database: quick, retried until they succeed. */
 const quick = proxyActivities<Activities>({
@@ -21,31 +22,41 @@ const modelSteps = proxyActivities<Activities>({
 export type MemoryExtractionOutcome =
   | { status: 'done'; stored: number; evicted: number }
   | { status: 'raw-only' }
-  | { status: 'gone' }
-  | { status: 'failed'; message: string };
+  | { status: 'gone' };
+
+/** The task's closing message when no item is kept: why (`note`: what the extraction step dropped). */
+export function nothingKeptMessage(note: string): string {
+  return `Done: nothing to remember in this turn (${note ? `the model's items were ${note.replace(/^dropped /, 'dropped: ')}` : 'the model found no items in it'})`;
+}
+
+/** The failure type of an extraction that failed: its workflow ends FAILED (the Temporal UI, /metrics). */
+export const EXTRACTION_FAILED = 'MemoryExtractionFailed';
 
 /**
  * The extraction of one raw memory message: ask the memory's chat model for semantic / episodic /
  * procedural items, embed them and store them linked to the raw message. Progress and the failure
  * reason are written to the message's task. The items are part of this workflow's history once the
  * model has answered, and the store step is exactly-once (see MemoryExtractor.storeItems), so a retried
- * or restarted step never stores an item twice.
+ * or restarted step never stores an item twice. A failure is recorded on the task, then fails the workflow.
  */
 export async function memoryExtraction(input: MemoryExtractionInput): Promise<MemoryExtractionOutcome> {
   try {
     const begun = await quick.beginMemoryTask(input);
     if (begun === 'gone') return { status: 'gone' };
     if (begun === 'done') return { status: 'raw-only' };
-    const items = await modelSteps.extractMemoryItems(input);
+    const extracted: { items: ExtractedItem[]; note: string } | ExtractedItem[] = await modelSteps.extractMemoryItems(input);
+    // Histories written before items came with a note hold the bare list.
+    const { items, note } = Array.isArray(extracted) ? { items: extracted, note: '' } : extracted;
     const { stored, evicted, alreadyStored } = await modelSteps.storeMemoryItems({ ...input, items });
     const freed = evicted ? `; ${evicted} older message(s) removed by FIFO to make room` : '';
-    const message = alreadyStored ? `Done: ${items.length} item(s) stored` : `Done: ${stored} item(s) stored${freed}`;
+    const dropped = note ? `; ${note}` : '';
+    const message = items.length === 0 ? nothingKeptMessage(note) : alreadyStored ? `Done: ${items.length} item(s) stored` : `Done: ${stored} item(s) stored${freed}${dropped}`;
     await quick.finishMemoryTask({ ...input, message });
     return { status: 'done', stored, evicted };
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : err;
     const message = cause instanceof ApplicationFailure || cause instanceof Error ? cause.message : String(cause);
     await quick.failMemoryTask({ ...input, message });
-    return { status: 'failed', message };
+    throw ApplicationFailure.nonRetryable(`Memory extraction failed: ${message}`, EXTRACTION_FAILED);
   }
 }

@@ -127,8 +127,18 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
    * store in one query: Running, and the closed ones still within the namespace's retention.
    */
   async countAgentRuns(): Promise<Map<string, number>> {
-    const queue = agentTaskQueue(this.taskQueue).replace(/'/g, "\\'");
-    const { groups } = await this.client.workflow.count(`WorkflowType = '${WORKFLOWS.agentRun}' AND TaskQueue = '${queue}' GROUP BY ExecutionStatus`);
+    return this.countByStatus(WORKFLOWS.agentRun, agentTaskQueue(this.taskQueue));
+  }
+
+  /** Memory extractions of this deployment by execution status: a failed extraction's workflow is Failed. */
+  async countMemoryExtractions(): Promise<Map<string, number>> {
+    return this.countByStatus(WORKFLOWS.memoryExtraction, workflowTaskQueue(WORKFLOWS.memoryExtraction, this.taskQueue));
+  }
+
+  /** Workflows of a type on a task queue by execution status, from the visibility store in one query. */
+  private async countByStatus(type: WorkflowName, taskQueue: string): Promise<Map<string, number>> {
+    const queue = taskQueue.replace(/'/g, "\\'");
+    const { groups } = await this.client.workflow.count(`WorkflowType = '${type}' AND TaskQueue = '${queue}' GROUP BY ExecutionStatus`);
     const counts = new Map<string, number>();
     for (const g of groups) counts.set(String([g.groupValues[0]].flat()[0]), g.count);
     return counts;

@@ -11,6 +11,8 @@ export interface ServiceMetricSources {
   documentsByRun(): Promise<Record<RunState, number>>;
   /** Agent runs per Temporal execution status (visibility). */
   agentRunsByStatus(): Promise<Map<string, number>>;
+  /** Memory extractions per Temporal execution status (visibility). */
+  memoryExtractionsByStatus(): Promise<Map<string, number>>;
   /** In-memory caches (chunk index, model clients, tokenizer). */
   caches(): Promise<CacheSize[]>;
 }
@@ -27,6 +29,7 @@ type SourceName = 'metadata_store' | 'temporal' | 'caches';
 interface Snapshot {
   documents?: Record<RunState, number>;
   agentRuns?: Map<string, number>;
+  memoryExtractions?: Map<string, number>;
   caches?: CacheSize[];
   up: Record<SourceName, number>;
 }
@@ -76,6 +79,19 @@ export function serviceMetrics(sources: ServiceMetricSources, onSourceError: (so
       const { agentRuns } = await snapshot();
       if (!agentRuns) return;
       for (const status of new Set([...TEMPORAL_STATUSES, ...agentRuns.keys()])) this.set({ status }, agentRuns.get(status) ?? 0);
+    },
+  });
+
+  new Gauge({
+    name: 'cairn_memory_extractions',
+    help: "Memory extractions (memoryExtraction workflows, one per message added to a memory that extracts items) by Temporal execution status: Completed (items stored, or none found and the reason recorded), Failed (the reason on the message's task); closed ones count while within the namespace's retention.",
+    labelNames: ['status'] as const,
+    registers,
+    async collect() {
+      this.reset();
+      const { memoryExtractions } = await snapshot();
+      if (!memoryExtractions) return;
+      for (const status of new Set([...TEMPORAL_STATUSES, ...memoryExtractions.keys()])) this.set({ status }, memoryExtractions.get(status) ?? 0);
     },
   });
 
@@ -168,10 +184,12 @@ async function readSources(sources: ServiceMetricSources, onError: (source: stri
       return undefined;
     }
   };
-  const [documents, agentRuns, caches] = await Promise.all([
+  // Both Temporal counts are one source: it is up when both answered.
+  const temporal = () => Promise.all([sources.agentRunsByStatus(), sources.memoryExtractionsByStatus()]);
+  const [documents, runs, caches] = await Promise.all([
     read('metadata_store', sources.documentsByRun),
-    read('temporal', sources.agentRunsByStatus),
+    read('temporal', temporal),
     read('caches', sources.caches),
   ]);
-  return { documents, agentRuns, caches, up };
+  return { documents, agentRuns: runs?.[0], memoryExtractions: runs?.[1], caches, up };
 }

@@ -25,6 +25,8 @@ import {
 import { assembleSystemPrompt, buildUserPrompt, fixedPartProblem, rawContent } from '../memories/prompts.js';
 import { messageSize, MemoryFullError } from '../memories/size.js';
 import { parseExtraction, type ExtractedItem } from '../memories/extraction.js';
+import { cleanExtraction, extractionSchema, extractionTokenBudget, type CleanedExtraction } from '../memories/structured.js';
+import { isBuiltinModelId } from '../models/builtin/spec.js';
 import { searchMessages, SEARCH_DEFAULTS, type ScoredMessage } from '../memories/search.js';
 import { isUniqueViolation } from '../store/dialect.js';
 
@@ -659,7 +661,12 @@ export class MemoryExtractor {
   }
 
   /** Asks the memory's chat model for the items; throws InvalidExtractionError for an unusable answer. */
-  async extract(memoryId: string, messageId: number, options: { attempt?: number; signal?: AbortSignal } = {}): Promise<ExtractedItem[]> {
+  /**
+   * Asks the memory's chat model for the items of one raw message. The built-in model is held to the
+   * extraction's JSON Schema (a grammar), so its answer always parses; every model's items are cleaned of
+   * empty, repeated and prompt-copied ones (`note` says what was dropped).
+   */
+  async extract(memoryId: string, messageId: number, options: { attempt?: number; signal?: AbortSignal } = {}): Promise<CleanedExtraction> {
     const found = await this.load(memoryId, messageId);
     if (!found) throw sourceGone();
     const { memory, raw } = found;
@@ -667,17 +674,19 @@ export class MemoryExtractor {
     const attempt = options.attempt && options.attempt > 1 ? ` (attempt ${options.attempt})` : '';
     await this.report(memoryId, messageId, 0.35, `Asking ${memory.llm_id} to extract ${types.join(', ')} items${attempt}`);
     const chat = await this.models.chat(memory.tenant_id, memory.llm_id);
+    const system = memory.system_prompt || assembleSystemPrompt(typesOf(memory.memory_type));
+    const structured = isBuiltinModelId(chat.id) ? { json_schema: extractionSchema(types), max_tokens: extractionTokenBudget(types) } : {};
     const answer = await chat.complete(
       [
-        { role: 'system', content: memory.system_prompt || assembleSystemPrompt(typesOf(memory.memory_type)) },
+        { role: 'system', content: system },
         { role: 'user', content: buildUserPrompt({ userPrompt: memory.user_prompt, conversation: raw.content, conversationTime: raw.valid_at, now: nowMs() }) },
       ],
-      { temperature: memory.temperature, signal: options.signal },
+      { temperature: memory.temperature, signal: options.signal, ...structured },
     );
-    const items = parseExtraction(answer, types, raw.valid_at);
-    const counts = types.map((t) => `${items.filter((i) => i.type === t).length} ${t}`).join(', ');
-    await this.report(memoryId, messageId, 0.5, `The model answered: ${items.length} item(s) (${counts})`);
-    return items;
+    const cleaned = cleanExtraction(parseExtraction(answer, types, raw.valid_at), system);
+    const counts = types.map((t) => `${cleaned.items.filter((i) => i.type === t).length} ${t}`).join(', ');
+    await this.report(memoryId, messageId, 0.5, `The model answered: ${cleaned.items.length} item(s) (${counts})${cleaned.note ? `; ${cleaned.note}` : ''}`);
+    return cleaned;
   }
 
   /**

@@ -10,7 +10,7 @@ import { route, type RouteSpec } from '../routes.js';
 
 export interface MetricsDeps {
   documents: { countByRun(): Promise<Record<RunState, number>> };
-  workflows: { countAgentRuns(): Promise<Map<string, number>> };
+  workflows: { countAgentRuns(): Promise<Map<string, number>>; countMemoryExtractions(): Promise<Map<string, number>> };
   index: ChunkIndex;
   /** The model clients cache (services/model-clients.ts). */
   modelClients: { readonly size: number };
@@ -27,6 +27,7 @@ export function metricsRoutes(deps: MetricsDeps): RouteSpec[] {
     {
       documentsByRun: () => deps.documents.countByRun(),
       agentRunsByStatus: () => deps.workflows.countAgentRuns(),
+      memoryExtractionsByStatus: () => deps.workflows.countMemoryExtractions(),
       caches: () => cacheSizes(deps),
     },
     (source, err) => deps.log.warn({ err, source }, 'metrics: a source did not answer; its metrics are left out of this scrape'),
@@ -37,7 +38,7 @@ export function metricsRoutes(deps: MetricsDeps): RouteSpec[] {
       path: '/metrics',
       root: true,
       tag: 'system',
-      summary: 'Prometheus metrics (text exposition format 0.0.4): requests, model calls, documents and agent runs by state, caches, memory, event loop. Admin users only (403 otherwise).',
+      summary: 'Prometheus metrics (text exposition format 0.0.4): requests, model calls, documents, agent runs and memory extractions by state, caches, memory, event loop. Admin users only (403 otherwise).',
       raw: true,
       produces: { contentType: METRICS_CONTENT_TYPE, description: 'The Prometheus text exposition format, version 0.0.4 (see docs/metrics.md)' },
       handler: async ({ principal, res }) => {

@@ -169,7 +169,8 @@ export class ChatEngine {
       const { sequence } = slot;
       const outputBefore = sequence.tokenMeter.usedOutputTokens;
       const { customStopTriggers, ...sampling } = request.sampling;
-      // A generation that loops is stopped where the loop is seen, keeping what it generated.
+      // A generation that loops is stopped where the loop is seen, keeping what it generated. Not under a
+      // grammar: cut short, its JSON would not close; the schema's bounds (items, lengths) end it instead.
       const guard = new RepetitionGuard();
       const looping = new AbortController();
       const response = await slot.chat.generateResponse(request.history, {
@@ -185,7 +186,7 @@ export class ChatEngine {
           } else {
             onChunk('answer', chunk.text);
           }
-          if (guard.push(chunk.text)) looping.abort();
+          if (!grammar && guard.push(chunk.text)) looping.abort();
         },
       });
       // The caller's abort ends the request with its reason (the generation above stopped at once).

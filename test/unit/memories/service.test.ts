@@ -102,7 +102,8 @@ for (const profile of testProfiles()) describe(`MemoryService: the API for agent
     fake.behaviour.answer = fixedAnswer(JSON.stringify({ semantic: [{ content: 'The user paddles a kayak.' }], procedural: [{ content: 'Check the weather before paddling.' }] }));
     const [{ message_id }] = await service.addTurn(tenant, { memory_ids: [a.id], agent_id: 'g', session_id: 's', user_input: 'kayak', agent_response: 'ok' });
     assert.equal(await extractor.begin(a.id, message_id!), 'extract');
-    const items = await extractor.extract(a.id, message_id!);
+    const { items, note } = await extractor.extract(a.id, message_id!);
+    assert.equal(note, '', 'nothing was dropped');
     assert.deepEqual(items.map((i) => [i.type, i.ordinal]), [['semantic', 0], ['procedural', 0]]);
     assert.deepEqual(await extractor.storeItems(a.id, message_id!, items), { stored: 2, evicted: 0, alreadyStored: false });
     assert.deepEqual(await extractor.storeItems(a.id, message_id!, items), { stored: 0, evicted: 0, alreadyStored: true });

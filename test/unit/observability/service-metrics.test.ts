@@ -3,10 +3,11 @@ import { serviceMetrics, SOURCE_TIMEOUT_MS, type ServiceMetricSources } from '..
 import { parsePrometheusText, sampleValue } from '../../support/prometheus-text.js';
 
 function sources(overrides: Partial<ServiceMetricSources> = {}) {
-  const reads = { documents: 0, agentRuns: 0, caches: 0 };
+  const reads = { documents: 0, agentRuns: 0, extractions: 0, caches: 0 };
   const s: ServiceMetricSources = {
     documentsByRun: async () => (reads.documents++, { UNSTART: 3, RUNNING: 1, CANCEL: 0, DONE: 7, FAIL: 2 }),
     agentRunsByStatus: async () => (reads.agentRuns++, new Map([['Running', 2], ['Completed', 5], ['Paused', 1]])),
+    memoryExtractionsByStatus: async () => (reads.extractions++, new Map([['Completed', 20], ['Failed', 1]])),
     caches: async () => (reads.caches++, [{ name: 'sign_bits', entries: 10, bytes: 300 }, { name: 'stems', entries: 4 }]),
     ...overrides,
   };
@@ -23,6 +24,9 @@ describe('service metrics', () => {
     assert.equal(sampleValue(m, 'cairn_agent_runs', { status: 'Running' }), 2);
     assert.equal(sampleValue(m, 'cairn_agent_runs', { status: 'TimedOut' }), 0);
     assert.equal(sampleValue(m, 'cairn_agent_runs', { status: 'Paused' }), 1, 'a status Temporal adds later still shows');
+    assert.equal(sampleValue(m, 'cairn_memory_extractions', { status: 'Completed' }), 20);
+    assert.equal(sampleValue(m, 'cairn_memory_extractions', { status: 'Failed' }), 1, 'a failed extraction is counted as such');
+    assert.equal(sampleValue(m, 'cairn_memory_extractions', { status: 'Running' }), 0);
     assert.equal(sampleValue(m, 'cairn_cache_entries', { cache: 'sign_bits' }), 10);
     assert.equal(sampleValue(m, 'cairn_cache_bytes', { cache: 'sign_bits' }), 300);
     assert.equal(sampleValue(m, 'cairn_cache_bytes', { cache: 'stems' }), undefined, 'no size is made up');
@@ -34,7 +38,7 @@ describe('service metrics', () => {
     const registry = serviceMetrics(s);
     await registry.metrics();
     await registry.metrics();
-    assert.deepEqual(reads, { documents: 2, agentRuns: 2, caches: 2 });
+    assert.deepEqual(reads, { documents: 2, agentRuns: 2, extractions: 2, caches: 2 });
   });
 
   it('leaves out what a failing source feeds, reports it down, and still answers with the rest', async () => {
@@ -42,6 +46,7 @@ describe('service metrics', () => {
     const { s } = sources({ agentRunsByStatus: async () => Promise.reject(new Error('temporal is down')) });
     const m = parsePrometheusText(await serviceMetrics(s, (source) => failures.push(source)).metrics());
     assert.equal(m.get('cairn_agent_runs')!.samples.length, 0);
+    assert.equal(m.get('cairn_memory_extractions')!.samples.length, 0);
     assert.equal(sampleValue(m, 'cairn_metrics_source_up', { source: 'temporal' }), 0);
     assert.equal(sampleValue(m, 'cairn_metrics_source_up', { source: 'metadata_store' }), 1);
     assert.equal(sampleValue(m, 'cairn_documents', { run: 'DONE' }), 7);
