@@ -64,7 +64,7 @@ function authenticateFor(spec: RouteSpec, auth: AuthService) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (spec.public) return next();
     try {
-      const principal = await auth.resolve(req.headers.authorization);
+      const principal = (await auth.resolve(req.headers.authorization)) ?? (spec.beta ? await auth.resolveBeta(req.headers.authorization) : undefined);
       if (!principal) throw req.headers.authorization ? unauthorized('Unauthorized: invalid API key or token') : unauthorized('Unauthorized: missing Authorization header (expected "Bearer <API key>")');
       res.locals.principal = principal;
       next();
