@@ -31,6 +31,9 @@ import { MetadataService } from './services/metadata.js';
 import { documentRoutes } from './api/routers/documents.js';
 import { chunkRoutes } from './api/routers/chunks.js';
 import { retrievalRoutes } from './api/routers/retrieval.js';
+import { searchRoutes } from './api/routers/searches.js';
+import { SearchAppService } from './services/searches.js';
+import { DatasetSearchService } from './services/dataset-search.js';
 import { providerRoutes } from './api/routers/providers.js';
 import { ChunkService } from './services/chunks.js';
 import { RetrievalService } from './services/retrieval.js';
@@ -130,6 +133,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     const chats = new ChatService(store, datasets, providers);
     const sessions = new SessionService(store, chats);
     const conversations = new ConversationService(store, chats, sessions, providers, deps.models, retrieval, log);
+    const searchApps = new SearchAppService(store, datasets, providers, conversations);
     const agents = new AgentService(store);
     const agentSessions = new AgentSessionService(store, agents, workflows, deps.events);
     const memories = new MemoryService(store, deps.memories, deps.models, new TemporalMemoryTasks(() => workflows.client, config.taskQueue));
@@ -159,7 +163,8 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...graphRoutes(new GraphViewService(store, datasets), datasetIndexes),
       ...documentRoutes(documents, config.uploadLimit),
       ...chunkRoutes(chunks),
-      ...retrievalRoutes(retrieval),
+      ...retrievalRoutes(retrieval, new DatasetSearchService(retrieval, searchApps), searchApps),
+      ...searchRoutes(searchApps),
       ...providerRoutes(providers),
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations),

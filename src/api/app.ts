@@ -53,7 +53,8 @@ export function createHttpApp(routes: RouteSpec[], auth: AuthService, log: Logge
     });
   }
   if (consoleDir) serveConsole(app, consoleDir);
-  app.use((req, res) => sendError(res, 404, 404, `Not Found: ${req.path}`));
+  // RAGFlow's unknown-route body: its clients read `error` beside the envelope's code and message.
+  app.use((req, res) => void res.status(404).type('application/json').send(safeJson({ code: 404, message: `Not Found: ${clip(req.path, MAX_ERROR_MESSAGE)}`, data: null, error: 'Not Found' })));
   app.use(errorHandler(log));
   return app;
 }
@@ -63,7 +64,7 @@ function authenticateFor(spec: RouteSpec, auth: AuthService) {
   return async (req: Request, res: Response, next: NextFunction) => {
     if (spec.public) return next();
     try {
-      const principal = await auth.resolve(req.headers.authorization);
+      const principal = (await auth.resolve(req.headers.authorization)) ?? (spec.beta ? await auth.resolveBeta(req.headers.authorization) : undefined);
       if (!principal) throw req.headers.authorization ? unauthorized('Unauthorized: invalid API key or token') : unauthorized('Unauthorized: missing Authorization header (expected "Bearer <API key>")');
       res.locals.principal = principal;
       next();

@@ -28,6 +28,8 @@ export interface RouteSpec {
   deprecated?: boolean;
   /** No credentials needed. Other routes authenticate before anything reads the request body. */
   public?: boolean;
+  /** An API key's share token (RAGFlow's `beta`) is accepted besides the key and a login token (/searchbots routes). */
+  beta?: boolean;
   body?: JsonSchema;
   /** Envelope code for a body that fails validation (HTTP 400), when the spec names one (chunk update: 1002). */
   bodyErrorCode?: number;

@@ -21,6 +21,9 @@ const EMAIL = /^[\w.+-]+@([\w-]+\.)+[\w-]{2,}$/;
 const NICKNAME = /^[\w ._'-]+$/u;
 const API_KEY_PREFIX = 'cairn-';
 const JWT_TTL = '7d';
+/** RAGFlow's share tokens are 32 characters. */
+const BETA_LENGTH = 32;
+const newBeta = () => randomToken(24).slice(0, BETA_LENGTH);
 
 export class AuthService {
   constructor(
@@ -73,21 +76,25 @@ export class AuthService {
   }
 
   /** Creates an API key; the token is returned once and only its hash is kept. */
-  async createApiKey(userId: string, name = ''): Promise<{ id: string; token: string; create_time: number }> {
+  async createApiKey(userId: string, name = ''): Promise<{ id: string; token: string; beta: string; create_time: number }> {
     const token = API_KEY_PREFIX + randomToken(32);
     const now = nowMs();
     const id = newId();
-    await this.store.apiKeys.create({ id, user_id: userId, token_hash: hashToken(token), token_prefix: token.slice(0, 12), name, create_time: now, last_used_at: null });
-    return { id, token, create_time: now };
+    const beta = newBeta();
+    await this.store.apiKeys.create({ id, user_id: userId, token_hash: hashToken(token), token_prefix: token.slice(0, 12), name, create_time: now, last_used_at: null, beta });
+    return { id, token, beta, create_time: now };
   }
 
+  /** The caller's keys, by prefix, each with its share token (`beta`), given to keys made before it existed (as RAGFlow). */
   async listApiKeys(userId: string) {
     const rows = await this.store.apiKeys.listForUser(userId);
+    for (const r of rows.filter((k) => !k.beta)) await this.store.apiKeys.setBeta(r.id, (r.beta = newBeta()));
     return rows.map((r) => ({
       id: r.id,
       tenant_id: userId,
       name: r.name,
       token: `${r.token_prefix}…`,
+      beta: r.beta,
       create_time: toSeconds(r.create_time),
       create_date: toHttpDate(r.create_time),
       last_used_at: r.last_used_at === null ? null : toSeconds(r.last_used_at),
@@ -120,6 +127,14 @@ export class AuthService {
       }
     }
     return userId ? this.principalFor(userId) : undefined;
+  }
+
+  /** Resolves an API key's share token (`beta`): accepted only by routes that say so (the /searchbots routes). */
+  async resolveBeta(header: string | undefined): Promise<Principal | undefined> {
+    const token = header?.replace(/^\s*bearer\s+/i, '').trim();
+    if (!token || token.length !== BETA_LENGTH) return undefined;
+    const key = await this.store.apiKeys.byBeta(token);
+    return key ? this.principalFor(key.user_id) : undefined;
   }
 
   async principalFor(userId: string): Promise<Principal | undefined> {

@@ -218,7 +218,7 @@ export class ChatService {
     return id;
   }
 
-  /** Datasets the caller may manage (404/403 otherwise), all embedded with the same model. */
+  /** Datasets the caller may manage (404/403 otherwise), all embedded with the same model, each with chunks. */
   private async checkDatasets(p: Principal, ids: string[]): Promise<string[]> {
     const dup = ids.find((id, i) => ids.indexOf(id) !== i);
     if (dup) throw badRequest(`\`dataset_ids\` lists dataset '${dup}' twice`);
@@ -226,6 +226,10 @@ export class ChatService {
     for (const id of ids) rows.push(await this.datasets.get(p, id));
     const models = [...new Set(rows.map((r) => r.embedding_model))];
     if (models.length > 1) throw badRequest(`The datasets of a chat must use one embedding model; these use ${models.join(', ')}`);
+    // As RAGFlow: an assistant over a dataset with nothing parsed could only ever answer from nothing.
+    const totals = await this.store.documents.totals(ids);
+    const unparsed = ids.find((id) => !totals.get(id)?.chunks);
+    if (unparsed) throw badRequest(`The dataset ${unparsed} doesn't own parsed file: parse a document into chunks before attaching it`);
     return ids;
   }
 }

@@ -8,6 +8,7 @@ import type { ProviderService } from './providers.js';
 import type { ModelClients } from './model-clients.js';
 import type { ChatMessage, ChatModel } from '../models/types.js';
 import type { ChunkRetriever, Found } from '../chat/retriever.js';
+import type { RetrieveInput } from './retrieval.js';
 import type { FinalEvent, Turn, TurnEvent, TurnIds } from '../chat/events.js';
 import { ModelError } from '../models/types.js';
 import { ApiError, badRequest } from '../errors.js';
@@ -26,6 +27,9 @@ export interface CompletionInput {
   /** The request's extra keys: values of the chat's custom prompt variables. */
   variables: Record<string, unknown>;
 }
+
+/** Retrieval settings a stateless ask adds to the chat's own (a search app's documents, filters...). */
+export type RetrievalScope = Pick<RetrieveInput, 'document_ids' | 'keyword' | 'cross_languages' | 'metadata_condition'>;
 
 export interface OpenAICompletionInput {
   chat_id: string;
@@ -50,6 +54,7 @@ interface TurnPlan {
   extraSystem: string[];
   quote: boolean;
   metadata?: { fields?: string[] };
+  scope?: RetrievalScope;
   timings: Record<string, number>;
   /** Stores the finished answer (sessions only). */
   persist?(final: FinalEvent): Promise<void>;
@@ -133,6 +138,17 @@ export class ConversationService {
     return this.turn(ids, plan);
   }
 
+  /**
+   * A stateless question over a chat built by the caller (a search app's saved configuration): no
+   * session, no variables; the caller has checked the chat's datasets and models.
+   */
+  async ask(p: Principal, chat: Chat, question: string, scope: RetrievalScope = {}): Promise<Turn> {
+    if (!question.trim()) throw badRequest('`question` must not be empty');
+    const { model, contextTokens } = await this.model(p.tenantId, chat.row.llm_id);
+    const ids: TurnIds = { id: newId(), session_id: '', chat_id: chat.row.id };
+    return this.turn(ids, { principal: p, chat, model, contextTokens, question: question.trim(), history: [], variables: {}, extraSystem: [], quote: chat.promptConfig.quote, scope, timings: {} });
+  }
+
   private turn(ids: TurnIds, plan: TurnPlan): Turn {
     return { ids, timings: plan.timings, events: (signal) => this.generate(plan, signal) };
   }
@@ -213,6 +229,7 @@ export class ConversationService {
       top_k: row.top_k,
       ...(row.rerank_id ? { rerank_id: row.rerank_id } : {}),
       use_kg: plan.chat.promptConfig.use_kg === true,
+      ...plan.scope,
     });
     // With use_kg the knowledge-graph chunk comes on top of the top_n chunks, as in RAGFlow.
     const graphChunk = plan.chat.promptConfig.use_kg === true && result.chunks[0]?.document_id === '' ? 1 : 0;

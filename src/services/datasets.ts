@@ -1,4 +1,5 @@
 import type { MetaStore } from '../store/index.js';
+import { firstFreeName } from './unique-name.js';
 import type { DatasetPatch, DatasetRow } from '../store/datasets.js';
 import type { Principal } from './auth.js';
 import type { ModelCatalog } from './model-catalog.js';
@@ -209,14 +210,9 @@ export class DatasetService {
 
   private async uniqueName(tenantId: string, name: string): Promise<string> {
     const taken = new Set(await this.store.datasets.namesLike(tenantId, name.toLowerCase()));
-    if (!taken.has(name.toLowerCase())) return name;
-    for (let i = 1; ; i++) {
-      const candidate = `${name}(${i})`;
-      if (!taken.has(candidate.toLowerCase())) {
-        if (candidate.length > 128) throw badRequest(`Dataset name '${name}' already exists`);
-        return candidate;
-      }
-    }
+    const free = firstFreeName(name, taken, 128);
+    if (free === undefined) throw badRequest(`Dataset name '${name}' already exists`);
+    return free;
   }
 
   async view(row: DatasetRow, parsingStatus = false) {

@@ -183,6 +183,13 @@ export class DocumentService {
     return { name: doc.name, bytes, contentType: contentTypeFor(doc.name) };
   }
 
+  /** The original file by document id alone (RAGFlow's `GET /documents/{id}`): the dataset's access rules apply. */
+  async downloadById(p: Principal, documentId: string) {
+    const doc = await this.store.documents.byId(documentId);
+    if (!doc) throw notFound(`Document '${documentId}' not found`);
+    return this.download(p, doc.dataset_id, documentId);
+  }
+
   /** Partial: valid ids go, unknown or duplicate ones are reported in `errors` (an error only when none goes). Removes chunks, stored files and rows. */
   async delete(p: Principal, datasetId: string, ids: string[] | null | undefined, deleteAll: boolean): Promise<PartialDelete & { deleted: number }> {
     const ds = await this.datasets.get(p, datasetId);

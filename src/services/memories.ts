@@ -7,6 +7,7 @@
  * For the agent engine: `addTurn` and `searchForAgent` (tenant-scoped, per-memory results / plain lists).
  */
 import type { MetaStore } from '../store/index.js';
+import { firstFreeName } from './unique-name.js';
 import type { MemoryPatch, MemoryRow, MemoryTaskRow } from '../store/memories.js';
 import type { MemoryIndex, MemoryMessage, NewMemoryMessage } from '../index/memory-types.js';
 import type { Principal } from './auth.js';
@@ -529,14 +530,9 @@ export class MemoryService {
 
   private async uniqueName(tenantId: string, name: string): Promise<string> {
     const taken = new Set(await this.store.memories.namesLike(tenantId, name.toLowerCase()));
-    if (!taken.has(name.toLowerCase())) return name;
-    for (let i = 1; ; i++) {
-      const candidate = `${name}(${i})`;
-      if (!taken.has(candidate.toLowerCase())) {
-        if ([...candidate].length > MAX_MEMORY_NAME) throw badRequest(`Memory name '${name}' already exists.`);
-        return candidate;
-      }
-    }
+    const free = firstFreeName(name, taken, MAX_MEMORY_NAME);
+    if (free === undefined) throw badRequest(`Memory name '${name}' already exists.`);
+    return free;
   }
 
   async view(row: MemoryRow) {

@@ -197,16 +197,19 @@ export class RetrievalService {
     }));
   }
 
-  /** Related search questions for a question, from the tenant's chat model (RAGFlow's numbered-list parsing). */
-  async relatedQuestions(p: Principal, question: string): Promise<string[]> {
+  /**
+   * Related search questions for a question (RAGFlow's numbered-list parsing), from the tenant's chat
+   * model, or a search app's model and settings.
+   */
+  async relatedQuestions(p: Principal, question: string, app?: { chatModel?: string; llmSetting?: { temperature?: number; top_p?: number } }): Promise<string[]> {
     if (!question.trim()) throw badRequest('`question` is required');
-    const chat = await this.models.chat(p.tenantId);
+    const chat = await this.models.chat(p.tenantId, app?.chatModel);
     const answer = await chat.complete(
       [
         { role: 'system', content: RELATED_QUESTIONS_PROMPT },
         { role: 'user', content: `Keywords: ${question}\nRelated search terms:\n` },
       ],
-      { temperature: 0.9 },
+      { temperature: app?.llmSetting?.temperature ?? 0.9, ...(app?.llmSetting?.top_p !== undefined ? { top_p: app.llmSetting.top_p } : {}) },
     );
     return answer
       .split('\n')

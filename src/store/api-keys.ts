@@ -14,6 +14,14 @@ export class ApiKeyRepo {
     return this.db.selectFrom('api_keys').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
   }
 
+  byBeta(beta: string): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom('api_keys').selectAll().where('beta', '=', beta).executeTakeFirst();
+  }
+
+  async setBeta(id: string, beta: string): Promise<void> {
+    await this.db.updateTable('api_keys').set({ beta }).where('id', '=', id).execute();
+  }
+
   listForUser(userId: string): Promise<ApiKeyRow[]> {
     return this.db.selectFrom('api_keys').selectAll().where('user_id', '=', userId).orderBy('create_time').execute();
   }

@@ -13,6 +13,7 @@ import { MemoryRepo } from './memories.js';
 import { SettingsRepo } from './settings.js';
 import { EnrichmentRepo } from './enrichment.js';
 import { GraphRepo } from './graph.js';
+import { SearchAppRepo } from './search-apps.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -30,6 +31,7 @@ export class MetaStore {
   readonly settings: SettingsRepo;
   readonly enrichment: EnrichmentRepo;
   readonly graph: GraphRepo;
+  readonly searchApps: SearchAppRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -46,6 +48,7 @@ export class MetaStore {
     this.settings = new SettingsRepo(db.kysely);
     this.enrichment = new EnrichmentRepo(db.kysely);
     this.graph = new GraphRepo(db.kysely);
+    this.searchApps = new SearchAppRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

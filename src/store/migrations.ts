@@ -483,6 +483,29 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('graph_relations_target').on('graph_relations').columns(['build_id', 'target_id']).execute();
     },
   },
+  '0013_search_apps': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // RAGFlow's search apps: a saved retrieval + answer configuration over datasets.
+      await db.schema
+        .createTable('search_apps')
+        .addColumn('id', t.string(32), (c) => c.primaryKey())
+        .addColumn('tenant_id', t.string(32), (c) => c.notNull())
+        .addColumn('created_by', t.string(32), (c) => c.notNull())
+        .addColumn('name', t.string(255), (c) => c.notNull())
+        .addColumn('name_key', t.string(255), (c) => c.notNull())
+        .addColumn('description', t.text, (c) => c.notNull().defaultTo(''))
+        .addColumn('avatar', t.text)
+        .addColumn('search_config', t.text, (c) => c.notNull())
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .addColumn('update_time', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('search_apps_tenant_name').on('search_apps').columns(['tenant_id', 'name_key']).unique().execute();
+      // The share token of an API key (RAGFlow's `beta`): it opens only the /searchbots routes.
+      await db.schema.alterTable('api_keys').addColumn('beta', t.string(32)).execute();
+      await db.schema.createIndex('api_keys_beta').on('api_keys').column('beta').unique().execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

@@ -27,6 +27,8 @@ export interface ApiKeysTable {
   name: string;
   create_time: number;
   last_used_at: number | null;
+  /** The key's share token (RAGFlow's `beta`), shown in listings: it opens only the /searchbots routes. */
+  beta: string | null;
 }
 
 export interface DatasetsTable {
@@ -345,7 +347,24 @@ export interface SettingsTable {
   create_time: number;
 }
 
+/** A search app: a saved retrieval + answer configuration over datasets (RAGFlow's search apps). */
+export interface SearchAppsTable {
+  id: string;
+  tenant_id: string;
+  created_by: string;
+  name: string;
+  /** The name lowercased: names are unique per tenant case-insensitively. */
+  name_key: string;
+  description: string;
+  avatar: string | null;
+  /** JSON: RAGFlow's search_config (kb_ids, similarity_threshold, vector_similarity_weight, top_k, ...). */
+  search_config: string;
+  create_time: number;
+  update_time: number;
+}
+
 export interface Database {
+  search_apps: SearchAppsTable;
   settings: SettingsTable;
   enrichment_cache: EnrichmentCacheTable;
   dataset_tasks: DatasetTasksTable;

@@ -28,6 +28,8 @@ async function createRound(api: Api, made: Made, round: number, options: { delet
   const doc = ok(await upload(api, ds.id, [{ name: `doc-${round}.txt`, bytes: Buffer.from(text) }]), 'upload').body.data[0];
   const content = `Chunk of round ${round}: granite cairns guide walkers in fog.`;
   const chunk = ok(await api.post(`/datasets/${ds.id}/documents/${doc.id}/chunks`, { content }), 'add chunk').body.data.chunk;
+  // Created while its dataset holds a chunk: a chat refuses a dataset with nothing parsed.
+  const chat = ok(await api.post('/chats', { name: `chat-${round}`, dataset_ids: [ds.id] }), 'create chat').body.data;
   if (options.deleteDocument) {
     // Files deleted while the backup runs: the backup must neither fail nor keep them.
     ok(await api.delete(`/datasets/${ds.id}/documents`, { ids: [doc.id] }), 'delete document');
@@ -35,7 +37,6 @@ async function createRound(api: Api, made: Made, round: number, options: { delet
     made.documents.push({ datasetId: ds.id, id: doc.id, text });
     made.chunks.push({ datasetId: ds.id, documentId: doc.id, id: chunk.id, content });
   }
-  const chat = ok(await api.post('/chats', { name: `chat-${round}`, dataset_ids: [ds.id] }), 'create chat').body.data;
   made.chats.push({ id: chat.id, name: `chat-${round}` });
   const session = ok(await api.post(`/chats/${chat.id}/sessions`, { name: `session-${round}` }), 'create session').body.data;
   made.sessions.push({ chatId: chat.id, id: session.id, name: `session-${round}` });

@@ -50,6 +50,21 @@ export async function parsedDataset(api: Api, name: string, texts: Record<string
   return { id, docs: Object.fromEntries(docs.map((d) => [d.name, d.id])) as Record<string, string> };
 }
 
+/**
+ * A dataset holding one document with one chunk added directly (no parse run): enough for a chat
+ * assistant to accept it, as RAGFlow refuses datasets with no parsed file.
+ */
+export async function datasetWithChunk(api: Api, body: Record<string, unknown>, content = 'Granite cairns mark the summit trail.') {
+  const ds = await api.post('/datasets', body);
+  assert.equal(ds.status, 200, JSON.stringify(ds.body));
+  const id: string = ds.body.data.id;
+  const up = await upload(api, id, [{ name: 'note.txt', bytes: Buffer.from(content) }]);
+  assert.equal(up.status, 200, JSON.stringify(up.body));
+  const chunk = await api.post(`/datasets/${id}/documents/${up.body.data[0].id}/chunks`, { content });
+  assert.equal(chunk.status, 200, JSON.stringify(chunk.body));
+  return ds.body.data;
+}
+
 export interface SseResult {
   status: number;
   headers: Headers;

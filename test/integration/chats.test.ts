@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { startFakeOpenAI, type FakeOpenAI } from '../fakes/index.js';
 import { Api, newUser } from './client.js';
-import { addModelServer, createChat, userWithModel } from './chat-helpers.js';
+import { addModelServer, createChat, datasetWithChunk, userWithModel } from './chat-helpers.js';
 
 describe('chat assistants and sessions over HTTP', function () {
   let fake: FakeOpenAI;
@@ -93,17 +93,29 @@ describe('chat assistants and sessions over HTTP', function () {
       assert.equal(unknown.status, 404);
     });
 
+    it("refuses a dataset with no parsed document, with RAGFlow's message, on create and update", async () => {
+      const empty = await api.post('/datasets', { name: `unparsed-${Date.now()}` });
+      const res = await api.post('/chats', { name: 'over-nothing', dataset_ids: [empty.body.data.id] });
+      assert.equal(res.status, 400);
+      assert.match(res.body.message, new RegExp(`^The dataset ${empty.body.data.id} doesn't own parsed file`));
+      const chat = await createChat(api, { name: 'attach-later' });
+      const update = await api.patch(`/chats/${chat.id}`, { dataset_ids: [empty.body.data.id] });
+      assert.equal(update.status, 400);
+      assert.match(update.body.message, /doesn't own parsed file/);
+      assert.deepEqual((await api.get(`/chats/${chat.id}`)).body.data.dataset_ids, []);
+    });
+
     it('refuses datasets that use different embedding models', async () => {
       const user = await newUser('embed-mix');
       await addModelServer(user.api, fake.baseUrl, { embedding: 'fake-embedding' });
-      const a = await user.api.post('/datasets', { name: 'builtin' });
+      const a = await datasetWithChunk(user.api, { name: 'builtin' });
       const b = await user.api.post('/datasets', { name: 'fake-embedded', embedding_model: 'fake-embedding@fake@OpenAI-API-Compatible' });
       assert.equal(b.status, 200, JSON.stringify(b.body));
-      const res = await user.api.post('/chats', { name: 'mixed', dataset_ids: [a.body.data.id, b.body.data.id] });
+      const res = await user.api.post('/chats', { name: 'mixed', dataset_ids: [a.id, b.body.data.id] });
       assert.equal(res.status, 400);
       assert.match(res.body.message, /one embedding model/);
-      const ok = await user.api.post('/chats', { name: 'one', dataset_ids: [a.body.data.id] });
-      assert.deepEqual(ok.body.data.dataset_ids, [a.body.data.id]);
+      const ok = await user.api.post('/chats', { name: 'one', dataset_ids: [a.id] });
+      assert.deepEqual(ok.body.data.dataset_ids, [a.id]);
       assert.deepEqual(ok.body.data.kb_names, ['builtin']);
     });
   });
@@ -211,8 +223,8 @@ describe('chat assistants and sessions over HTTP', function () {
       const me = (await user.get('/users/me')).body.data.tenant_id;
       assert.equal((await user.get('/chats', { owner_ids: me })).body.data.total, 3);
       assert.equal((await user.get('/chats', { owner_ids: ['0'.repeat(32)] })).body.data.total, 0);
-      const qa = await user.post('/datasets', { name: 'qa', chunk_method: 'qa' });
-      await user.patch(`/chats/${ids.Beta}`, { dataset_ids: [qa.body.data.id] });
+      const qa = await datasetWithChunk(user, { name: 'qa', chunk_method: 'qa' });
+      await user.patch(`/chats/${ids.Beta}`, { dataset_ids: [qa.id] });
       assert.deepEqual((await user.get('/chats', { parser_id: 'qa' })).body.data.chats.map((c: any) => c.name), ['Beta']);
       assert.equal((await user.get('/chats', { parser_id: 'naive' })).body.data.total, 0);
     });

@@ -22,10 +22,10 @@ describe('HTTP conventions', () => {
     assert.ok(!JSON.stringify(res.body).includes('at '), 'no stack trace');
   });
 
-  it('answers 404 to an unknown route and 405 to a wrong method', async () => {
+  it("answers RAGFlow's JSON 404 to an unknown route and 405 to a wrong method", async () => {
     const missing = await api.get('/no/such/route');
     assert.equal(missing.status, 404);
-    assert.equal(missing.body.code, 404);
+    assert.deepEqual(missing.body, { code: 404, message: 'Not Found: /api/v1/no/such/route', data: null, error: 'Not Found' });
     const wrong = await api.request('PATCH', '/datasets');
     assert.equal(wrong.status, 405);
     assert.match(wrong.headers.get('allow')!, /GET/);

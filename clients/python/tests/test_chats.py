@@ -31,6 +31,14 @@ def make_chat(client, llm_id):
             pass
 
 
+def dataset_with_chunk(client, name: str):
+    """A dataset holding one chunk, added directly: a chat refuses a dataset with no parsed file (as RAGFlow)."""
+    kb = client.create_dataset(name=name)
+    doc = kb.upload_documents([{"display_name": "note.txt", "blob": b"Granite cairns mark the trail."}])[0]
+    doc.add_chunk(content="Granite cairns mark the trail.")
+    return kb
+
+
 @pytest.fixture
 def own_client(fresh_client, setup_fake_models):
     """A client of a new workspace with the fake chat model as its default."""
@@ -74,7 +82,7 @@ def test_a_new_workspace_chats_with_the_builtin_model(fresh_client):
 
 
 def test_create_chat_with_every_parameter(client, make_chat, llm_id):
-    kb = client.create_dataset(name=unique("chat-kb"))
+    kb = dataset_with_chunk(client, unique("chat-kb"))
     try:
         chat = make_chat(
             icon="iVBORw0KGgo=",
@@ -116,6 +124,17 @@ def test_create_chat_with_an_unknown_llm_is_400(client):
     with pytest.raises(CairnError) as e:
         client.create_chat(name=unique("bad-llm"), llm_id="no-such-model@NoSuchFactory")
     assert e.value.code == 400
+
+
+def test_create_chat_over_a_dataset_with_no_parsed_document_is_400(client, llm_id):
+    kb = client.create_dataset(name=unique("unparsed"))
+    try:
+        with pytest.raises(CairnError) as e:
+            client.create_chat(name=unique("over-nothing"), llm_id=llm_id, dataset_ids=[kb.id])
+        assert e.value.code == 400
+        assert f"The dataset {kb.id} doesn't own parsed file" in e.value.message
+    finally:
+        client.delete_datasets(ids=[kb.id])
 
 
 def test_create_chat_with_an_unknown_knowledge_base_is_404(client, llm_id):
@@ -171,7 +190,7 @@ def test_update_changes_only_the_given_keys(client, make_chat):
 
 def test_update_every_key(client, make_chat):
     chat = make_chat()
-    kb = client.create_dataset(name=unique("attach"))
+    kb = dataset_with_chunk(client, unique("attach"))
     try:
         chat.update({
             "icon": "iVBORw0KGgo=",

@@ -47,15 +47,15 @@ export function accountRoutes(auth: AuthService): RouteSpec[] {
       handler: async ({ principal }) => ({ id: principal.userId, email: principal.email, nickname: principal.nickname, tenant_id: principal.tenantId, is_superuser: principal.isAdmin }),
     }),
     route({
-      method: 'get', path: '/system/tokens', tag: 'accounts', summary: 'List my API keys (tokens are shown by prefix only)',
+      method: 'get', path: '/system/tokens', tag: 'accounts', summary: 'List my API keys (tokens by prefix only; `beta`: the share token the /searchbots routes accept)',
       handler: ({ principal }) => auth.listApiKeys(principal.userId),
     }),
     route({
-      method: 'post', path: '/system/tokens', tag: 'accounts', summary: 'Create an API key (the token is shown once)',
+      method: 'post', path: '/system/tokens', tag: 'accounts', summary: 'Create an API key (the token is shown once) with its share token (`beta`)',
       query: { type: 'object', properties: { name: { type: 'string', maxLength: 255 } } },
       handler: async ({ principal, query }) => {
         const key = await auth.createApiKey(principal.userId, query.name ?? '');
-        return { id: key.id, tenant_id: principal.tenantId, token: key.token, create_time: toSeconds(key.create_time), create_date: toHttpDate(key.create_time), update_time: null, update_date: null };
+        return { id: key.id, tenant_id: principal.tenantId, token: key.token, beta: key.beta, create_time: toSeconds(key.create_time), create_date: toHttpDate(key.create_time), update_time: null, update_date: null };
       },
     }),
     route({

@@ -113,20 +113,12 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
     update('patch'),
     update('put'),
     route({
-      method: 'get', path: `${base}/:document_id`, tag: 'documents', summary: 'Download the original file', raw: true,
-      responses: {
-        '200': {
-          description: "The file's bytes, with its content type (application/octet-stream when unknown) and name (Content-Disposition)",
-          content: { '*/*': { type: 'string', format: 'binary' } },
-        },
-      },
-      handler: async ({ principal, params, res }) => {
-        const file = await documents.download(principal, params.dataset_id, params.document_id);
-        res.setHeader('Content-Type', file.contentType);
-        res.setHeader('Content-Length', String(file.bytes.byteLength));
-        res.attachment(file.name);
-        res.end(file.bytes);
-      },
+      method: 'get', path: `${base}/:document_id`, tag: 'documents', summary: 'Download the original file', raw: true, responses: FILE_RESPONSES,
+      handler: async ({ principal, params, res }) => sendFile(res, await documents.download(principal, params.dataset_id, params.document_id)),
+    }),
+    route({
+      method: 'get', path: '/documents/:document_id', tag: 'documents', summary: 'Download the original file by document id', raw: true, responses: FILE_RESPONSES,
+      handler: async ({ principal, params, res }) => sendFile(res, await documents.downloadById(principal, params.document_id)),
     }),
     route({
       method: 'delete', path: base, tag: 'documents', summary: 'Delete documents (ids, or delete_all)', body: deleteBody,
@@ -140,6 +132,20 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
     stop('delete', '/datasets/:dataset_id/chunks', 'Stop parsing documents'),
     stop('post', `${base}/stop`, 'Stop parsing documents'),
   ];
+}
+
+const FILE_RESPONSES = {
+  '200': {
+    description: "The file's bytes, with its content type (application/octet-stream when unknown) and name (Content-Disposition)",
+    content: { '*/*': { type: 'string', format: 'binary' } },
+  },
+};
+
+function sendFile(res: Response, file: { name: string; bytes: Uint8Array; contentType: string }): void {
+  res.setHeader('Content-Type', file.contentType);
+  res.setHeader('Content-Length', String(file.bytes.byteLength));
+  res.attachment(file.name);
+  res.end(file.bytes);
 }
 
 /** Parse/stop succeed when at least one document was acted on; the others are listed (the first few) in `errors`. */

@@ -7,6 +7,7 @@ import { metadataRoutes } from '../../../src/api/routers/metadata.js';
 import { datasetRoutes } from '../../../src/api/routers/datasets.js';
 import { documentRoutes } from '../../../src/api/routers/documents.js';
 import { chunkRoutes } from '../../../src/api/routers/chunks.js';
+import { searchRoutes } from '../../../src/api/routers/searches.js';
 import { retrievalRoutes } from '../../../src/api/routers/retrieval.js';
 import { providerRoutes } from '../../../src/api/routers/providers.js';
 import { chatRoutes } from '../../../src/api/routers/chats.js';
@@ -27,7 +28,8 @@ function allRoutes(): RouteSpec[] {
     ...datasetRoutes(none),
     ...documentRoutes(none, 100 * 1024 * 1024),
     ...chunkRoutes(none),
-    ...retrievalRoutes(none),
+    ...retrievalRoutes(none, none, none),
+    ...searchRoutes(none),
     ...providerRoutes(none),
     ...chatRoutes(none, none, none),
     ...openaiRoutes(none),
