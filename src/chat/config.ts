@@ -26,6 +26,12 @@ export interface PromptConfig {
   parameters: PromptParameter[];
   /** RAGFlow's "use knowledge graph": retrieval adds the datasets' knowledge-graph chunk on top. */
   use_kg?: boolean;
+  /**
+   * Check each answer sentence's figures and names against the retrieved chunks, and quote the passage instead
+   * of a sentence stating one they do not hold (src/chat/grounding.ts). Unset (null): on for the built-in chat
+   * model, off for others.
+   */
+  grounding_check?: boolean | null;
 }
 
 export const DEFAULT_LLM_SETTING: LlmSetting = {

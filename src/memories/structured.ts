@@ -11,9 +11,9 @@ import { MAX_ITEMS_PER_TYPE, type ExtractedType } from './types.js';
 import type { ExtractedItem } from './extraction.js';
 
 /** Items per type a small model is asked for: more only repeats the first ones. */
-export const SMALL_MODEL_ITEMS_PER_TYPE = 3;
+export const SMALL_MODEL_ITEMS_PER_TYPE = 2;
 /** Characters of one item: one sentence. */
-export const ITEM_MAX_CHARS = 200;
+export const ITEM_MAX_CHARS = 160;
 
 /**
  * The extraction answer's schema for these types: for each, a list of items with their content; times are

@@ -16,6 +16,7 @@ import { newId } from '../ids.js';
 import { formatKnowledge, renderSystemPrompt, variableValues } from '../chat/prompt.js';
 import { historyMessages, modelMessages } from '../chat/history.js';
 import { CitationInserter } from '../chat/citations.js';
+import { GroundingCheck, groundingCheckOn } from '../chat/grounding.js';
 import { buildReference, emptyReference, pickMetadata } from '../chat/references.js';
 
 export interface CompletionInput {
@@ -179,6 +180,9 @@ export class ConversationService {
         .join('\n\n');
       const messages = modelMessages(system, plan.history, plan.question, plan.contextTokens);
       const citations = plan.quote && found.chunks.length ? new CitationInserter(found.chunks) : undefined;
+      // After the citations: checks each finished sentence (figures and names, when on) and drops the prompt's own words.
+      const verify = groundingCheckOn(chat.promptConfig.grounding_check, plan.model.id);
+      const grounding = new GroundingCheck(found.chunks, renderSystemPrompt(chat.promptConfig.system, plan.variables, ''), verify);
       const { temperature, top_p, presence_penalty, frequency_penalty, max_token } = chat.llmSetting;
       let answer = '';
       let reasoning = '';
@@ -190,20 +194,26 @@ export class ConversationService {
           continue;
         }
         if (d.kind !== 'answer') continue; // tool_calls (no tools are offered here) and usage
-        const visible = citations ? citations.push(d.text) : d.text;
+        const visible = grounding.push(citations ? citations.push(d.text) : d.text);
         if (!visible) continue;
         answer += visible;
         yield { type: 'answer', delta: visible, text: answer };
       }
-      const tail = citations?.end() ?? '';
+      let tail = grounding.push(citations?.end() ?? '') + grounding.end();
+      // Every sentence dropped (the prompt's words, or passages already quoted): an honest answer, not an empty one.
+      if (!answer.trim() && !tail.trim()) tail = grounding.emptyAnswer();
       if (tail) {
         answer += tail;
         yield { type: 'answer', delta: tail, text: answer };
       }
       const metadata = plan.metadata ? await this.documentMetadata(found, plan.metadata.fields) : undefined;
-      const reference = found.chunks.length
-        ? buildReference(found.chunks, found.doc_aggs, found.total, citations?.citedIndices() ?? [], metadata)
-        : emptyReference();
+      const cited = [...new Set([...(citations?.citedIndices() ?? []), ...grounding.quotedIndices()])].sort((a, b) => a - b);
+      // `grounding` says what the check did: present when it ran, or when a sentence was dropped all the same.
+      const report = grounding.report();
+      const reference = {
+        ...(found.chunks.length ? buildReference(found.chunks, found.doc_aggs, found.total, cited, metadata) : emptyReference()),
+        ...(report.checked || report.replaced.length ? { grounding: report } : {}),
+      };
       const final: FinalEvent = { type: 'final', answer, reasoning, reference, prompt: system, messages };
       await plan.persist?.(final);
       plan.timings.total_ms = since();

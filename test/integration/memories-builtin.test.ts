@@ -42,7 +42,7 @@ describe('memory extraction with the built-in chat model', function () {
   });
 
   it('twenty turns: every extraction ends done, with items or the reason it kept none; none fails on syntax', async () => {
-    const created = await api.post('/memories', { name: `hikes-${process.pid}`, memory_type: ['raw', 'semantic', 'episodic', 'procedural'], embd_id: BUILTIN_EMBEDDING_MODEL_ID, llm_id: BUILTIN_CHAT_MODEL_ID });
+    const created = await api.post('/memories', { name: `hikes-${process.pid}`, memory_type: ['raw', 'semantic', 'episodic'], embd_id: BUILTIN_EMBEDDING_MODEL_ID, llm_id: BUILTIN_CHAT_MODEL_ID });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const memoryId = created.body.data.id as string;
     const ids: number[] = [];

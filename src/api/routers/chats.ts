@@ -38,6 +38,7 @@ const promptConfig = {
     prologue: { type: 'string', maxLength: 65535 },
     quote: { type: 'boolean' },
     use_kg: { type: 'boolean' },
+    grounding_check: { type: ['boolean', 'null'] },
     parameters: {
       type: 'array',
       maxItems: 64,
