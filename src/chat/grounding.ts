@@ -28,6 +28,18 @@ export interface GroundingReport {
   checked: boolean;
   /** Each sentence not shown as the model wrote it, in order. */
   replaced: Replacement[];
+  /**
+   * The passage's sentence added after an answer that stated no figure or name, to a question asking for one
+   * ("how many…", "who…", "when…"); null when none was added.
+   */
+  added: string | null;
+}
+
+/** Questions whose answer is a figure, a date or a name. */
+const FACT_QUESTION = /\b(how (much|many|long|far|high|heavy|old|often)|when|who|whom|whose|what (number|year|date|time|age|price|size))\b/i;
+
+export function asksForFact(question: string): boolean {
+  return FACT_QUESTION.test(question);
 }
 
 /** The chat setting `prompt_config.grounding_check`: true or false as set; unset, on for the built-in chat model only. */
@@ -97,6 +109,10 @@ export class GroundingCheck {
   /** Whitespace after the last sentence shown: shown only before the next one, so the answer never ends in it. */
   private gap = '';
   private shown = false;
+  /** A sentence shown states a figure or a name the documents hold. */
+  private statedFact = false;
+  /** The passage's sentence added after an answer that stated no fact a question asked for. */
+  private supplemented: string | null = null;
   /** Without the check: the current sentence is being streamed as it comes (it did not start like the prompt). */
   private streaming = false;
   private saidNotFound = false;
@@ -113,6 +129,8 @@ export class GroundingCheck {
     chunks: { content: string }[],
     promptLines: string,
     private readonly verify: boolean,
+    /** The question: its words help pick the passage to quote, and whether it asks for a figure or a name. */
+    private readonly question = '',
   ) {
     this.sources = chunks.map((c, index) => ({
       index,
@@ -139,12 +157,20 @@ export class GroundingCheck {
     return out;
   }
 
-  /** The end of the answer: its last sentence, checked. */
+  /** The end of the answer: its last sentence, checked; then, with the check on, the fact the question asked for. */
   end(): string {
     const rest = this.pending;
     this.pending = '';
-    if (!rest) return '';
-    return this.verify ? this.check(rest) : this.passOn(rest, true);
+    let out = !rest ? '' : this.verify ? this.check(rest) : this.passOn(rest, true);
+    if (this.verify && !this.statedFact && asksForFact(this.question)) {
+      const quote = this.quote('');
+      if (quote && quote !== NOT_IN_DOCUMENTS) {
+        this.supplemented = quote;
+        out += (this.shown ? ' ' : '') + quote;
+        this.shown = true;
+      }
+    }
+    return out;
   }
 
   /** Without the check: text as written, but a whole sentence that repeats the prompt is dropped. */
@@ -201,10 +227,20 @@ export class GroundingCheck {
     }
     if (!this.verify) return sentence;
     const unsupported = this.unsupported(sentence);
-    if (!unsupported.length) return sentence;
+    if (!unsupported.length) {
+      if (this.statesNewFact(sentence)) this.statedFact = true;
+      return sentence;
+    }
     const replacement = this.quote(sentence);
     this.replaced.push({ sentence, unsupported, replacement });
+    if (replacement && replacement !== NOT_IN_DOCUMENTS) this.statedFact = true;
     return replacement;
+  }
+
+  /** A figure or a name beyond the question's own ("Pinecone 2" asked about is no answer to "how much"). */
+  private statesNewFact(sentence: string): boolean {
+    const asked = new Set([...figuresOf(this.question), ...normalise(this.question).split(' ')]);
+    return figuresOf(sentence).some((f) => !asked.has(f)) || namesOf(sentence).some((n) => !normalise(n).split(' ').every((w) => asked.has(w)));
   }
 
   /** The answer when every sentence the model wrote was dropped ('' when it wrote none, or some are shown). */
@@ -219,7 +255,7 @@ export class GroundingCheck {
 
   /** What the answer's reference says about the check: whether figures and names were checked, and what was replaced. */
   report(): GroundingReport {
-    return { checked: this.verify, replaced: this.replaced };
+    return { checked: this.verify, replaced: this.replaced, added: this.supplemented };
   }
 
   private repeatsPrompt(sentence: string): boolean {
@@ -246,7 +282,8 @@ export class GroundingCheck {
    */
   private quote(sentence: string): string {
     const cited = [...sentence.matchAll(MARKER)].map((m) => Number(m[1])).filter((i) => i < this.sources.length);
-    const terms = contentTerms(sentence);
+    // The question's words count too: the model's sentence may be about the wrong thing altogether.
+    const terms = [...new Set([...contentTerms(sentence), ...contentTerms(this.question)])];
     const pick = (pool: Source[]) => {
       let best: { score: number; shared: number; text: string; index: number } | undefined;
       for (const s of pool) {

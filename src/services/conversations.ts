@@ -182,7 +182,7 @@ export class ConversationService {
       const citations = plan.quote && found.chunks.length ? new CitationInserter(found.chunks) : undefined;
       // After the citations: checks each finished sentence (figures and names, when on) and drops the prompt's own words.
       const verify = groundingCheckOn(chat.promptConfig.grounding_check, plan.model.id);
-      const grounding = new GroundingCheck(found.chunks, renderSystemPrompt(chat.promptConfig.system, plan.variables, ''), verify);
+      const grounding = new GroundingCheck(found.chunks, renderSystemPrompt(chat.promptConfig.system, plan.variables, ''), verify, plan.question);
       const { temperature, top_p, presence_penalty, frequency_penalty, max_token } = chat.llmSetting;
       let answer = '';
       let reasoning = '';

@@ -67,3 +67,20 @@ describe('the grounding check of an answer', () => {
     assert.equal(groundingCheckOn(false, 'SmolLM2-135M-Instruct@Builtin'), false);
   });
 });
+
+describe('an answer that states no fact a question asked for', () => {
+  it('gets the passage sentence that best matches the question, quoted with its citation', () => {
+    const check = new GroundingCheck(SAFETY, PROMPT, true, 'How many people does the Corrour bothy sleep?');
+    const text = check.push('The Corrour bothy is a nice place. ') + check.end();
+    assert.equal(text, 'The Corrour bothy is a nice place. The documents say: "The Corrour bothy sleeps 12 and is run by the Mountain Bothies Association since 1,200 walkers a year use it" [ID:1].');
+    assert.match(check.report().added ?? '', /sleeps 12/);
+  });
+
+  it('is left as it is when it states a figure the documents hold, or the question asks for none', () => {
+    const stated = new GroundingCheck(SAFETY, PROMPT, true, 'How many people does the Corrour bothy sleep?');
+    assert.equal(stated.push('It sleeps 12. ') + stated.end(), 'It sleeps 12.');
+    const open = new GroundingCheck(SAFETY, PROMPT, true, 'Is the bothy nice?');
+    assert.equal(open.push('The Corrour bothy is a nice place.') + open.end(), 'The Corrour bothy is a nice place.');
+    assert.equal(open.report().added, null);
+  });
+});
