@@ -344,6 +344,13 @@ describe('memories over HTTP', function () {
       assert.equal(listed.task.progress, -1);
       assert.match(listed.task.progress_msg, /^Failed: the model's answer is not valid JSON: "Sure! The user likes/);
       assert.deepEqual(listed.extract, []);
+      const connection = await Connection.connect({ address: (await harness()).temporal.address });
+      try {
+        const described = await new Client({ connection }).workflow.getHandle(workflowIds.memoryExtraction(mem.id, message_id)).describe();
+        assert.equal(described.status.name, 'FAILED', 'the Temporal UI shows a failed extraction as failed');
+      } finally {
+        await connection.close();
+      }
       assert.equal((await listMessages(api, mem.id)).total_count, 1);
       const { stored, recount } = await sizeTotals(mem.id, cairnConfig);
       assert.deepEqual(stored, recount);
@@ -540,7 +547,7 @@ describe('memories over HTTP', function () {
 
     it('an extracted item larger than the memory: the task records the failure and stores no item', async () => {
       const mem = await createMemory(api, { memory_type: ['raw', 'semantic'], memory_size: 800 });
-      scripted.set('huge-item', JSON.stringify({ semantic: [{ content: 'z'.repeat(400) }] }));
+      scripted.set('huge-item', JSON.stringify({ semantic: [{ content: 'word '.repeat(80).trim() + 's' }] }));
       const [{ message_id }] = await addMessage(api, [mem.id], { user_input: 'huge-item' });
       const listed = await waitTask(api, mem.id, message_id);
       assert.equal(listed.task.progress, -1);
