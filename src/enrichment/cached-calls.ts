@@ -2,12 +2,18 @@ import { createHash } from 'node:crypto';
 import type { EnrichmentRepo } from '../store/enrichment.js';
 import type { ChatMessage, ChatModel, ChatOptions } from '../models/types.js';
 import { countTokens } from '../text/tokens.js';
+import { isBuiltinModelId } from '../models/builtin/spec.js';
 
 /** One model call of an enrichment job. `kind` keeps different jobs' prompts apart in the cache. */
 export interface EnrichmentCall {
   kind: string;
   messages: ChatMessage[];
   options?: Omit<ChatOptions, 'signal' | 'tools'>;
+  /**
+   * The answer's JSON Schema, for the built-in chat model: held to it (a grammar), its answer always parses.
+   * Other models answer the prompt's format, read leniently. Not part of the cache key: both answers parse.
+   */
+  builtinSchema?: Record<string, unknown>;
 }
 
 export interface CallResult {
@@ -53,7 +59,8 @@ export async function cachedCalls(
       } else {
         const call = calls[i]!;
         try {
-          const text = await model.complete(call.messages, { ...call.options, signal: options.signal });
+          const structured = call.builtinSchema && isBuiltinModelId(model.id) ? { json_schema: call.builtinSchema } : {};
+          const text = await model.complete(call.messages, { ...call.options, ...structured, signal: options.signal });
           await cache.remember([{ key: keys[i]!, value: text }]);
           known.set(keys[i]!, text);
           result = { text, cached: false, tokens: call.messages.reduce((n, m) => n + countTokens(m.content), 0) + countTokens(text) };

@@ -9,8 +9,8 @@ import { stripThink } from '../models/think.js';
 
 /** A keyword is a short phrase: a longer item is a sentence (an explanation or a refusal), not a keyword. */
 const KEYWORD_MAX_WORDS = 8;
-const KEYWORD_MAX_CHARS = 64;
-const QUESTION_MAX_CHARS = 500;
+export const KEYWORD_MAX_CHARS = 64;
+export const QUESTION_MAX_CHARS = 500;
 
 /** `- `, `* `, `• `, `1. `, `1) `, `(1) `, `[1] `, `a) `, `Q1: `, `Q: ` at the start of an item (not the `3.` of `3.5 mm`). */
 const LIST_MARKER = /^(?:[-*+•·‣▪●◦–—>]+\s*|\(?\d{1,3}[.)\]:](?!\d)\s*|\[\d{1,3}\]\s*|\(?[a-z][.)]\s+|(?:q|question)\s*\d{1,3}\s*[.):\-–]\s*|(?:q|question)\s*[:：]\s*)/iu;

@@ -3,7 +3,7 @@ import type { ChatModel } from '../models/types.js';
 import type { EnrichmentRepo } from '../store/enrichment.js';
 import { countTokens, splitByTokenWindow } from '../text/tokens.js';
 import { cachedCalls, type EnrichmentCall } from './cached-calls.js';
-import { parseKeywords, parseQuestions } from './keywords-answers.js';
+import { KEYWORD_MAX_CHARS, QUESTION_MAX_CHARS, parseKeywords, parseQuestions } from './keywords-answers.js';
 
 /** parser_config.auto_keywords / auto_questions: how many of each the model writes per chunk. */
 export interface KeywordSettings {
@@ -54,6 +54,11 @@ function passage(content: string): string {
   return splitByTokenWindow(content, PASSAGE_MAX_TOKENS)[0]!;
 }
 
+/** A JSON list of 1 to `n` strings of at most `chars` characters (with no lower bound, the small model answers []) (parseKeywords / parseQuestions read it). */
+function stringList(n: number, chars: number): Record<string, unknown> {
+  return { type: 'array', items: { type: 'string', minLength: 2, maxLength: chars }, minItems: 1, maxItems: n };
+}
+
 /** The model call that asks for `n` keywords of a chunk. Its cache key covers the prompt, so a new prompt asks again. */
 export function keywordsCall(content: string, n: number): EnrichmentCall {
   return {
@@ -63,6 +68,7 @@ export function keywordsCall(content: string, n: number): EnrichmentCall {
       { role: 'user', content: passage(content) },
     ],
     options: { temperature: 0.2, max_tokens: 32 + 16 * n },
+    builtinSchema: stringList(n, KEYWORD_MAX_CHARS),
   };
 }
 
@@ -75,6 +81,7 @@ export function questionsCall(content: string, n: number): EnrichmentCall {
       { role: 'user', content: passage(content) },
     ],
     options: { temperature: 0.2, max_tokens: 32 + 64 * n },
+    builtinSchema: stringList(n, QUESTION_MAX_CHARS),
   };
 }
 

@@ -93,4 +93,15 @@ describe('cached enrichment calls', () => {
     await cachedCalls(repo, retry.model, [call('a'), call('b'), call('c')], { tenantId: 't1', concurrency: 1 });
     assert.deepEqual(retry.asked, ['c']);
   });
+
+  it('holds the built-in chat model to the call\'s schema; other models answer the prompt\'s format', async () => {
+    const seen: { id: string; schema: unknown }[] = [];
+    const modelNamed = (id: string) =>
+      ({ id, complete: async (_m: ChatMessage[], o: { json_schema?: unknown }) => (seen.push({ id, schema: o.json_schema }), '["a"]'), stream: () => { throw new Error('not used'); } }) as unknown as ChatModel;
+    const schema = { type: 'array', items: { type: 'string' }, maxItems: 2 };
+    for (const id of ['SmolLM2-135M-Instruct@Builtin', 'gpt@x@OpenAI-API-Compatible']) {
+      await cachedCalls(memoryCache().repo, modelNamed(id), [{ ...call('k'), builtinSchema: schema }], { tenantId: 't1', concurrency: 1 });
+    }
+    assert.deepEqual(seen, [{ id: 'SmolLM2-135M-Instruct@Builtin', schema }, { id: 'gpt@x@OpenAI-API-Compatible', schema: undefined }]);
+  });
 });
