@@ -400,6 +400,34 @@ describe('web console', function () {
     await page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor();
   });
 
+  it('a chat and an agent show the model that answers; the built-in one says it is a tiny offline model and links to Model providers', async () => {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      try {
+        await page.goto(url(`/chats/${ids.chat}`));
+        const shown = page.getByTestId('answering-model');
+        await shown.waitFor();
+        assert.match((await shown.textContent()) ?? '', new RegExp(`Answers with ${CHAT_MODEL}`));
+        assert.equal(await shown.getByRole('note').count(), 0, 'no notice for a real model');
+
+        const builtin = (await user.post('/chats', { name: `Built-in ${width}`, dataset_ids: [ids.dataset], llm_id: 'SmolLM2-135M-Instruct@Builtin' })).body.data;
+        await page.goto(url(`/chats/${builtin.id}`));
+        const note = page.getByTestId('answering-model').getByRole('note');
+        await note.waitFor();
+        assert.match((await page.getByTestId('answering-model').textContent()) ?? '', /Answers with SmolLM2-135M-Instruct@Builtin/);
+        assert.match((await note.textContent()) ?? '', /tiny .* model that runs offline, for trying Cairn out/);
+        await note.getByRole('link', { name: 'Model providers' }).click();
+        await heading('Model providers').waitFor();
+
+        await page.goto(url(`/agents/${ids.agent}`));
+        await page.getByTestId('answering-model').waitFor();
+        assert.match((await page.getByTestId('answering-model').textContent()) ?? '', new RegExp(`Runs on ${CHAT_MODEL}`), 'the template\'s Agent runs on the workspace default');
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    }
+  });
+
   it('a dataset that does not exist is named once, with no upload zone or list below', async () => {
     await page.goto(url(`/datasets/${'0'.repeat(32)}`));
     await page.getByRole('alert').filter({ hasText: /not found/i }).first().waitFor();

@@ -3,6 +3,8 @@ import { api } from '../api/http.js';
 import type { Agent, AgentSession, Dsl } from '../api/types.js';
 import { AgentCanvas, type NodeState } from '../components/AgentCanvas.js';
 import { AgentRunPanel } from '../components/AgentRunPanel.js';
+import { AnsweringModel } from '../components/AnsweringModel.js';
+import { agentModels, useDefaultModels } from '../models.js';
 import { ListStatus } from '../components/ListStatus.js';
 import { ErrorMessage, Loading, Notice, PageHeader, SubmitButton, TextArea, formatTime } from '../components/ui.js';
 import { useAction, useConfirmedAction, useLoad } from '../hooks.js';
@@ -14,12 +16,14 @@ export function AgentPage({ agentId }: { agentId: string }) {
   const [view, setView] = useState<View>('canvas');
   const [states, setStates] = useState<Record<string, NodeState>>({});
   const [sessionId, setSessionId] = useState<string>();
+  const defaults = useDefaultModels();
 
   return (
     <>
       <PageHeader title={agent.data?.title ?? 'Agent'} back={{ to: '/agents', label: 'Agents' }} />
       <ErrorMessage error={agent.error} />
       {agent.data?.description && <p className="muted">{agent.data.description}</p>}
+      {agent.data && defaults.data?.chat_model && <AnsweringModel models={agentModels(agent.data.dsl, defaults.data.chat_model)} what="agent" />}
       <div className="tabs" role="tablist" aria-label="Agent views">
         {(['canvas', 'dsl', 'sessions'] as const).map((v) => (
           <button key={v} type="button" role="tab" aria-selected={view === v} className={view === v ? 'tab current' : 'tab'} onClick={() => setView(v)}>

@@ -6,6 +6,8 @@ import { Answer } from '../components/Answer.js';
 import { ErrorMessage, Loading, PageHeader, TextArea, TextField } from '../components/ui.js';
 import { useConfirmedAction, useLoad } from '../hooks.js';
 import { Link } from '../router.js';
+import { AnsweringModel } from '../components/AnsweringModel.js';
+import { useDefaultModels } from '../models.js';
 
 interface Frame {
   code: number;
@@ -36,6 +38,8 @@ export function ChatPage({ chatId }: { chatId: string }) {
   const sessions = useLoad((signal) => api.get<ChatSession[]>(`/chats/${chatId}/sessions`, { page_size: 100, orderby: 'update_time' }, signal), [chatId]);
   const [shown, setShown] = useState<Shown>({ key: 0 });
   const action = useConfirmedAction(sessions.reload);
+  const defaults = useDefaultModels();
+  const answering = chat.data?.llm_id || defaults.data?.chat_model;
   const sessionId = shown.id;
 
   // On arrival the most recent session is shown; with none, a new one that takes a question at once.
@@ -63,6 +67,7 @@ export function ChatPage({ chatId }: { chatId: string }) {
         </Link>
       </PageHeader>
       <ErrorMessage error={chat.error ?? sessions.error ?? action.error} />
+      {chat.data && answering && <AnsweringModel models={[answering]} what="chat" />}
       <div className="chat-layout">
         <nav aria-label="Sessions">
           <button type="button" className="primary" onClick={() => show(undefined)} disabled={action.busy || (!sessionId && shown.key > 0)}>
