@@ -28,6 +28,21 @@ const GLEAN_PROMPT = `Some entities and relations of the text may have been miss
 /** Room for the answer: a dense text has many entities. */
 const EXTRACT_MAX_TOKENS = 2048;
 
+/** Entities and relations per answer of the built-in model: bounded so its JSON always closes within max_tokens. */
+const BUILTIN_MAX_ITEMS = 12;
+
+/**
+ * The answer's JSON Schema for the built-in chat model (a grammar: its answer always parses); other models
+ * answer the prompt's format, read leniently by parseExtraction.
+ */
+export function extractionSchema(entityTypes: string[], withRelations: boolean): Record<string, unknown> {
+  const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength });
+  const entity = { type: 'object', properties: { name: text(80), type: entityTypes.length ? { enum: entityTypes } : text(40), description: text(200) }, required: ['name', 'type', 'description'] };
+  const relation = { type: 'object', properties: { source: text(80), target: text(80), description: text(200), weight: { type: 'integer' } }, required: ['source', 'target', 'description', 'weight'] };
+  const list = (items: unknown) => ({ type: 'array', items, maxItems: BUILTIN_MAX_ITEMS });
+  return { type: 'object', properties: { entities: list(entity), ...(withRelations ? { relations: list(relation) } : {}) }, required: withRelations ? ['entities', 'relations'] : ['entities'] };
+}
+
 /** The first extraction call over a unit's text. */
 export function extractionCall(text: string, entityTypes: string[], method: GraphMethod): EnrichmentCall {
   return {
@@ -37,13 +52,14 @@ export function extractionCall(text: string, entityTypes: string[], method: Grap
       { role: 'user', content: `Text:\n${text}` },
     ],
     options: { temperature: 0, max_tokens: EXTRACT_MAX_TOKENS },
+    builtinSchema: extractionSchema(entityTypes, method !== 'ner'),
   };
 }
 
 /** The general method's second pass: the first call, its answer and "what was missed?". */
 export function gleaningCall(first: EnrichmentCall, firstAnswer: string): EnrichmentCall {
   const messages: ChatMessage[] = [...first.messages, { role: 'assistant', content: firstAnswer }, { role: 'user', content: GLEAN_PROMPT }];
-  return { kind: 'graph-glean', messages, options: first.options };
+  return { kind: 'graph-glean', messages, options: first.options, builtinSchema: first.builtinSchema };
 }
 
 /** Spelling candidates asked about per call. */
