@@ -49,7 +49,6 @@ describe('the cairn command', () => {
     const file = path.join(h.config.dataDir, 'admin-password');
     assert.equal(fs.statSync(file).mode & 0o777, 0o600);
     const password = fs.readFileSync(file, 'utf8').trim();
-    assert.equal(h.cairn.admin?.password, password, 'the first start of the data dir reports what it wrote');
     const name = `admin-made-${Date.now()}`;
     assert.equal((await new Api(h.url, h.adminKey).post('/datasets', { name })).status, 200);
     const { status, token } = await login(h.url, 'admin@cairn.local', password);
