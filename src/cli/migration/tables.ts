@@ -23,6 +23,7 @@ export const COPIED_TABLES: { table: string; key: string[] }[] = [
   { table: 'memories', key: ['id'] },
   { table: 'memory_tasks', key: ['memory_id', 'message_id'] },
   { table: 'mcp_servers', key: ['id'] },
+  { table: 'search_apps', key: ['id'] },
   { table: 'settings', key: ['key'] },
   { table: 'enrichment_cache', key: ['key'] },
   { table: 'dataset_tasks', key: ['dataset_id', 'type'] },

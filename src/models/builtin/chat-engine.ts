@@ -170,7 +170,7 @@ export class ChatEngine {
       const outputBefore = sequence.tokenMeter.usedOutputTokens;
       const { customStopTriggers, ...sampling } = request.sampling;
       // A generation that loops is stopped where the loop is seen, keeping what it generated. Not under a
-      // grammar: cut short, its JSON would not close; the schema's bounds (items, lengths) end it instead.
+      // caller's structured output: cut short, its JSON would not close; the schema's bounds end it instead.
       const guard = new RepetitionGuard();
       const looping = new AbortController();
       const response = await slot.chat.generateResponse(request.history, {
@@ -186,7 +186,7 @@ export class ChatEngine {
           } else {
             onChunk('answer', chunk.text);
           }
-          if (!grammar && guard.push(chunk.text)) looping.abort();
+          if (!request.structured && guard.push(chunk.text)) looping.abort();
         },
       });
       // The caller's abort ends the request with its reason (the generation above stopped at once).

@@ -115,7 +115,10 @@ export class BuiltinChatModel implements ChatModel {
     if (options.stop?.length) sampling.customStopTriggers = options.stop.filter((s) => s.length > 0);
     const request: GenerateRequest = { history: chatHistory(messages, this.config.spec, tools ? toolInstructions(tools) : undefined), sampling };
     if (tools) request.schema = toolReplySchema(toolsLeft(tools, messages));
-    else if (options.json_schema) request.schema = toGrammarSchema(options.json_schema);
+    else if (options.json_schema) {
+      request.schema = toGrammarSchema(options.json_schema);
+      request.structured = true;
+    }
     return request;
   }
 }

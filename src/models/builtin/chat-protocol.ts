@@ -133,6 +133,11 @@ export interface GenerateRequest {
   sampling: Sampling;
   /** Constrain the reply to JSON matching this schema (already in node-llama-cpp's subset). */
   schema?: Record<string, unknown>;
+  /**
+   * The caller's structured output (json_schema): its bounds end it, and cut short by the loop stop its JSON
+   * would not close. A tool reply's schema (an answer as free text inside JSON) keeps the loop stop.
+   */
+  structured?: boolean;
 }
 
 export type ToWorker =
