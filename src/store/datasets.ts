@@ -1,5 +1,9 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, DatasetsTable } from './schema.js';
+import { nameKeyTaken, nameKeysLike } from './name-keys.js';
+
+/** Deleted datasets (being removed) free their names. */
+const ACTIVE = { status: 'active' };
 
 export type DatasetRow = Selectable<DatasetsTable>;
 export type DatasetPatch = Updateable<DatasetsTable>;
@@ -32,26 +36,12 @@ export class DatasetRepo {
   }
 
   /** Active dataset names of a tenant that start with `prefix` (case-insensitive), for de-duplication. */
-  async namesLike(tenantId: string, nameKey: string): Promise<string[]> {
-    const rows = await this.db
-      .selectFrom('datasets')
-      .select('name_key')
-      .where('tenant_id', '=', tenantId)
-      .where('status', '=', 'active')
-      .where(sql<boolean>`name_key like ${escapeLike(nameKey) + '%'} escape '\\'`)
-      .execute();
-    return rows.map((r) => r.name_key);
+  namesLike(tenantId: string, nameKey: string): Promise<string[]> {
+    return nameKeysLike(this.db, 'datasets', tenantId, nameKey, ACTIVE);
   }
 
-  async nameTaken(tenantId: string, nameKey: string, exceptId?: string): Promise<boolean> {
-    let q = this.db
-      .selectFrom('datasets')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('status', '=', 'active')
-      .where('name_key', '=', nameKey);
-    if (exceptId) q = q.where('id', '!=', exceptId);
-    return (await q.executeTakeFirst()) !== undefined;
+  nameTaken(tenantId: string, nameKey: string, exceptId?: string): Promise<boolean> {
+    return nameKeyTaken(this.db, 'datasets', tenantId, nameKey, exceptId, ACTIVE);
   }
 
   async list(query: DatasetQuery): Promise<{ total: number; rows: DatasetRow[] }> {

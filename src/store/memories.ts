@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, MemoriesTable, MemoryTasksTable } from './schema.js';
+import { nameKeyTaken, nameKeysLike } from './name-keys.js';
 import { escapeLike } from './datasets.js';
 
 export type MemoryRow = Selectable<MemoriesTable>;
@@ -35,25 +36,12 @@ export class MemoryRepo {
   }
 
   /** Name keys of a tenant's memories starting with `nameKey`, for `name(1)` de-duplication. */
-  async namesLike(tenantId: string, nameKey: string): Promise<string[]> {
-    const rows = await this.db
-      .selectFrom('memories')
-      .select('name_key')
-      .where('tenant_id', '=', tenantId)
-      .where(sql<boolean>`name_key like ${escapeLike(nameKey) + '%'} escape '\\'`)
-      .execute();
-    return rows.map((r) => r.name_key);
+  namesLike(tenantId: string, nameKey: string): Promise<string[]> {
+    return nameKeysLike(this.db, 'memories', tenantId, nameKey);
   }
 
-  async nameTaken(tenantId: string, nameKey: string, exceptId: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('memories')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('name_key', '=', nameKey)
-      .where('id', '!=', exceptId)
-      .executeTakeFirst();
-    return row !== undefined;
+  nameTaken(tenantId: string, nameKey: string, exceptId: string): Promise<boolean> {
+    return nameKeyTaken(this.db, 'memories', tenantId, nameKey, exceptId);
   }
 
   async list(query: MemoryQuery): Promise<{ total: number; rows: MemoryRow[] }> {

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, SearchAppsTable } from './schema.js';
+import { nameKeyTaken, nameKeysLike } from './name-keys.js';
 import { escapeLike } from './datasets.js';
 
 export type SearchAppRow = Selectable<SearchAppsTable>;
@@ -25,20 +26,13 @@ export class SearchAppRepo {
     return this.db.selectFrom('search_apps').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  /** Lowercased names of a tenant's search apps that start with `nameKey`, for de-duplication. */
-  async namesLike(tenantId: string, nameKey: string): Promise<string[]> {
-    const rows = await this.db
-      .selectFrom('search_apps')
-      .select('name_key')
-      .where('tenant_id', '=', tenantId)
-      .where(sql<boolean>`name_key like ${escapeLike(nameKey) + '%'} escape '\\'`)
-      .execute();
-    return rows.map((r) => r.name_key);
+  /** Name keys of a tenant's search apps starting with `nameKey`, for `name(1)` de-duplication. */
+  namesLike(tenantId: string, nameKey: string): Promise<string[]> {
+    return nameKeysLike(this.db, 'search_apps', tenantId, nameKey);
   }
 
-  async nameTaken(tenantId: string, nameKey: string, exceptId: string): Promise<boolean> {
-    const row = await this.db.selectFrom('search_apps').select('id').where('tenant_id', '=', tenantId).where('name_key', '=', nameKey).where('id', '!=', exceptId).executeTakeFirst();
-    return row !== undefined;
+  nameTaken(tenantId: string, nameKey: string, exceptId: string): Promise<boolean> {
+    return nameKeyTaken(this.db, 'search_apps', tenantId, nameKey, exceptId);
   }
 
   async list(query: SearchAppQuery): Promise<{ total: number; rows: SearchAppRow[] }> {
