@@ -10,7 +10,7 @@
  * as it arrives except a trailing run of sentence punctuation, held until the next character shows
  * whether the sentence ended, so the visible answer only ever grows at its end.
  */
-import { isStopword, tokenize } from '../retrieval/tokenizer.js';
+import { queryTerms, tokenize } from '../retrieval/tokenizer.js';
 
 export const MIN_OVERLAP = 0.5;
 /** Sentences with fewer content words are not cited. */
@@ -96,7 +96,7 @@ export class CitationInserter {
     const sentence = this.sentence;
     this.sentence = '';
     if (this.inCode || EXISTING_MARKER.test(sentence)) return '';
-    const terms = [...new Set(tokenize(sentence).filter((t) => !isStopword(t.word)).map((t) => t.stem))];
+    const terms = queryTerms(sentence).map((t) => t.stem);
     if (terms.length < MIN_TERMS) return '';
     const scores = this.chunkTerms.map((chunk) => terms.filter((t) => chunk.has(t)).length / terms.length);
     const best = Math.max(0, ...scores);

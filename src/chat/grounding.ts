@@ -17,7 +17,8 @@
  * Rules kept simple on purpose: a figure written in words ("twelve") is not checked; a date written another
  * way than the document's ("2 March" for "03-02") counts as not found and the passage's sentence is shown.
  */
-import { isStopword, tokenize } from '../retrieval/tokenizer.js';
+import { queryTerms } from '../retrieval/tokenizer.js';
+import { normaliseWords, splitSentences } from '../text/split.js';
 import { isBuiltinModelId } from '../models/builtin/spec.js';
 
 export const NOT_IN_DOCUMENTS = 'The documents do not say.';
@@ -85,12 +86,10 @@ export function namesOf(sentence: string): string[] {
   return [...names];
 }
 
-const normalise = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 
 /** The sentences of a passage (for quoting), trimmed. */
 export function sentencesOf(text: string): string[] {
-  return text
-    .split(/(?<=[.!?。！？])\s+|\n+/)
+  return splitSentences(text)
     .map((s) => s.replace(/^#+\s*/, '').trim())
     .filter((s) => /\p{L}/u.test(s));
 }
@@ -134,11 +133,11 @@ export class GroundingCheck {
   ) {
     this.sources = chunks.map((c, index) => ({
       index,
-      words: new Set(normalise(c.content).split(' ')),
+      words: new Set(normaliseWords(c.content).split(' ')),
       figures: new Set(figuresOf(c.content)),
       sentences: sentencesOf(c.content),
     }));
-    this.promptText = normalise(promptLines);
+    this.promptText = normaliseWords(promptLines);
   }
 
   /** Takes the next piece of the (cited) answer; returns what may be shown: whole checked sentences. */
@@ -176,8 +175,7 @@ export class GroundingCheck {
   /** Without the check: text as written, but a whole sentence that repeats the prompt is dropped. */
   private passOn(text: string, ends: boolean): string {
     const whole = !this.streaming;
-    if (ends) this.streaming = false;
-    else this.streaming = true;
+    this.streaming = !ends;
     if (whole && ends && this.repeatsPrompt(text.trim())) {
       this.replaced.push({ sentence: text.trim(), unsupported: [], replacement: '' });
       return '';
@@ -188,7 +186,7 @@ export class GroundingCheck {
 
   /** Whether the sentence begun so far is the start of the prompt's words (it is held until it is not). */
   private couldRepeatPrompt(sentence: string): boolean {
-    const text = normalise(sentence);
+    const text = normaliseWords(sentence);
     return !text || ` ${this.promptText}`.includes(` ${text}`);
   }
 
@@ -239,8 +237,8 @@ export class GroundingCheck {
 
   /** A figure or a name beyond the question's own ("Pinecone 2" asked about is no answer to "how much"). */
   private statesNewFact(sentence: string): boolean {
-    const asked = new Set([...figuresOf(this.question), ...normalise(this.question).split(' ')]);
-    return figuresOf(sentence).some((f) => !asked.has(f)) || namesOf(sentence).some((n) => !normalise(n).split(' ').every((w) => asked.has(w)));
+    const asked = new Set([...figuresOf(this.question), ...normaliseWords(this.question).split(' ')]);
+    return figuresOf(sentence).some((f) => !asked.has(f)) || namesOf(sentence).some((n) => !normaliseWords(n).split(' ').every((w) => asked.has(w)));
   }
 
   /** The answer when every sentence the model wrote was dropped ('' when it wrote none, or some are shown). */
@@ -259,7 +257,7 @@ export class GroundingCheck {
   }
 
   private repeatsPrompt(sentence: string): boolean {
-    const text = normalise(sentence.replace(MARKER, ''));
+    const text = normaliseWords(sentence.replace(MARKER, ''));
     if (!text) return false;
     return text.split(' ').length >= MIN_ECHO_WORDS && this.promptText.includes(text);
   }
@@ -269,7 +267,7 @@ export class GroundingCheck {
     const missing: string[] = [];
     for (const f of new Set(figuresOf(sentence))) if (!this.sources.some((s) => s.figures.has(f))) missing.push(f);
     for (const name of namesOf(sentence)) {
-      const words = normalise(name).split(' ');
+      const words = normaliseWords(name).split(' ');
       if (!this.sources.some((s) => words.every((w) => s.words.has(w)))) missing.push(name);
     }
     return missing;
@@ -317,5 +315,5 @@ export class GroundingCheck {
  * passage the sentence was about), as citations and retrieval compare texts.
  */
 function contentTerms(text: string): string[] {
-  return [...new Set(tokenize(text.replace(MARKER, '')).filter((t) => !isStopword(t.word) && !/^\d+$/.test(t.word)).map((t) => t.stem))];
+  return queryTerms(text.replace(MARKER, '')).filter((t) => !/^\d+$/.test(t.word)).map((t) => t.stem);
 }

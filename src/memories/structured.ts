@@ -9,6 +9,7 @@
  */
 import { MAX_ITEMS_PER_TYPE, type ExtractedType } from './types.js';
 import type { ExtractedItem } from './extraction.js';
+import { normaliseWords } from '../text/split.js';
 
 /** Items per type a small model is asked for: more only repeats the first ones. */
 export const SMALL_MODEL_ITEMS_PER_TYPE = 2;
@@ -39,7 +40,6 @@ export interface CleanedExtraction {
   note: string;
 }
 
-const normalise = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 /** A memory says something in words: at least two of them ("2026-12-05T00:47:47Z" or "..." says nothing). */
 const hasWords = (text: string) => (text.match(/\p{L}{2,}/gu) ?? []).length >= 2;
 
@@ -49,12 +49,12 @@ const hasWords = (text: string) => (text.match(/\p{L}{2,}/gu) ?? []).length >= 2
  * conversation. Positions (`ordinal`) are renumbered per type.
  */
 export function cleanExtraction(items: ExtractedItem[], prompt: string): CleanedExtraction {
-  const promptText = normalise(prompt);
+  const promptText = normaliseWords(prompt);
   const seen = new Set<string>();
   const dropped = { empty: 0, repeated: 0, prompt: 0 };
   const kept: ExtractedItem[] = [];
   for (const item of items) {
-    const key = normalise(item.content);
+    const key = normaliseWords(item.content);
     if (!hasWords(item.content)) dropped.empty++;
     else if (seen.has(key)) dropped.repeated++;
     else if (key.length >= 12 && promptText.includes(key)) dropped.prompt++;

@@ -32,3 +32,8 @@ function fit(text: string, maxTokens: number, level: number): string[] {
   }
   return splitByTokenWindow(text, maxTokens);
 }
+
+/** Lower-cased words and numbers separated by single spaces: texts compared for the same words, punctuation aside. */
+export function normaliseWords(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+}
