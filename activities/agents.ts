@@ -8,7 +8,7 @@ import { runModelCall, type ModelRunDeps } from '../src/agents/io/model-runner.j
 import { runRetrieval } from '../src/agents/io/retrieval-tool.js';
 import { mcpConfigOf } from '../src/services/mcp-servers.js';
 import { runInvoke } from '../src/agents/io/invoke.js';
-import { BUILTIN_FACTORY } from '../src/models/builtin/spec.js';
+import { isBuiltinModelId } from '../src/models/builtin/spec.js';
 import { runCode } from '../src/agents/io/sandbox/index.js';
 import { DeltaPublisher } from '../src/agents/io/delta-publisher.js';
 import { toolRunEvent } from '../src/agents/io/tool-events.js';
@@ -59,7 +59,7 @@ export function agentActivities(deps: ActivityDeps) {
         // The tiny built-in model rarely answers with a bare category name: its answer is constrained to one.
         const model = await models.chat(input.tenantId, call.settings.llm_id);
         const names = Object.keys(call.categories);
-        const schema = model.id.endsWith(`@${BUILTIN_FACTORY}`) && names.length ? { type: 'object', properties: { category: { type: 'string', enum: names } }, required: ['category'] } : undefined;
+        const schema = isBuiltinModelId(model.id) && names.length ? { type: 'object', properties: { category: { type: 'string', enum: names } }, required: ['category'] } : undefined;
         const result = await runModelCall({ kind: 'LLM', id: call.id, messages: call.messages, settings: call.settings, schema }, modelDeps(input.tenantId), { signal });
         const answer = schema ? String((result.outputs.structured as { category?: unknown } | undefined)?.category ?? '') : String(result.outputs.content ?? '');
         return { outputs: pickCategory(answer, { category_description: call.categories }), usage: result.usage };

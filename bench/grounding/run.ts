@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadavg } from 'node:os';
-import { argument, percentile } from '../common.js';
+import { apiCall, argument, percentile } from '../common.js';
 import { sleep, startBenchCairn } from '../cairn-server.js';
 
 const RUNS = Number(argument('runs', '2'));
@@ -22,22 +22,14 @@ const QUESTIONS: { question: string; answer: string }[] = JSON.parse(fs.readFile
 const corpusNumbers = new Set(FILES.flatMap((f) => fs.readFileSync(path.join(FIXTURES, f), 'utf8').match(/\d+/g) ?? []));
 
 const cairn = await startBenchCairn('grounding', { CAIRN_EMBEDDED_WORKER: 'true' });
-const call = async (method: string, route: string, body?: unknown, form?: FormData) => {
-  const res = await fetch(`${cairn.api}${route}`, {
-    method,
-    headers: { Authorization: cairn.key, ...(form ? {} : { 'Content-Type': 'application/json' }) },
-    body: form ?? (body === undefined ? undefined : JSON.stringify(body)),
-  });
-  const json = await res.json();
-  if (json.code !== 0) throw new Error(`${method} ${route}: ${JSON.stringify(json)}`);
-  return json.data;
-};
+const call = async (method: string, route: string, body?: unknown) => (await apiCall(`${cairn.api}${route}`, method, body, cairn.key)).json.data;
 
 try {
   const dataset = await call('POST', '/datasets', { name: 'grounded' });
   const form = new FormData();
   for (const f of FILES) form.append('file', new Blob([fs.readFileSync(path.join(FIXTURES, f))]), f);
-  const docs: { id: string }[] = await call('POST', `/datasets/${dataset.id}/documents`, undefined, form);
+  const uploaded = await fetch(`${cairn.api}/datasets/${dataset.id}/documents`, { method: 'POST', headers: { Authorization: cairn.key }, body: form });
+  const docs: { id: string }[] = ((await uploaded.json()) as { data: { id: string }[] }).data;
   await call('POST', `/datasets/${dataset.id}/chunks`, { document_ids: docs.map((d) => d.id) });
   for (;;) {
     const listed = await call('GET', `/datasets/${dataset.id}/documents?page_size=10`);

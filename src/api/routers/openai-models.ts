@@ -46,24 +46,22 @@ export function openaiModelRoutes(chats: ChatService, agents: AgentService, prov
     const ids = [...new Set([...first, ...all])];
     return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created, owned_by: id.split('@').at(-1) ?? 'cairn' })) };
   };
-  const spec = (path: string, summary: string, answering: (tenantId: string, id: string, p: Parameters<ChatService['get']>[0]) => Promise<string[]>) =>
+  type Principal = Parameters<ChatService['get']>[0];
+  const spec = (path: string, summary: string, answering: (p: Principal, params: Record<string, string>, defaultModel: string) => Promise<string[]>) =>
     route({
       method: 'get', path, tag: 'openai', summary, raw: true, errors: OPENAI_ERRORS, responses: MODEL_LIST_RESPONSES,
       handler: async ({ principal, params, res }) => {
-        const id = Object.values(params)[0]!;
-        const first = await answering(principal.tenantId, id, principal);
+        const first = await answering(principal, params, (await providers.getDefaults(principal.tenantId)).chat_model);
         res.type('application/json').send(safeJson(await list(principal.tenantId, first)));
       },
     });
   return [
-    spec('/openai/:chat_id/models', "OpenAI-compatible model list of a chat assistant's route (its own model first)", async (tenantId, id, p) => {
-      const chat = await chats.get(p, id);
-      return [chat.llm_id ?? (await providers.getDefaults(tenantId)).chat_model];
-    }),
-    spec('/agents_openai/:agent_id/models', "OpenAI-compatible model list of an agent's route (the models its LLM and Agent components use first)", async (tenantId, id, p) => {
-      const agent = await agents.get(p, id);
-      const { dsl } = await agents.sessionDsl(agent, false);
-      return agentModelIds(dsl, (await providers.getDefaults(tenantId)).chat_model);
+    spec('/openai/:chat_id/models', "OpenAI-compatible model list of a chat assistant's route (its own model first)", async (p, params, defaultModel) => [
+      (await chats.get(p, params.chat_id!)).llm_id ?? defaultModel,
+    ]),
+    spec('/agents_openai/:agent_id/models', "OpenAI-compatible model list of an agent's route (the models its LLM and Agent components use first)", async (p, params, defaultModel) => {
+      const { dsl } = await agents.sessionDsl(await agents.get(p, params.agent_id!), false);
+      return agentModelIds(dsl, defaultModel);
     }),
   ];
 }
