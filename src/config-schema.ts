@@ -135,7 +135,7 @@ export const SETTINGS = [
   // Built-in models (queries are embedded by the API, chunks by the workers; both chat)
   { name: 'CAIRN_EMBED_THREADS', default: 'CPUs', meaning: 'ONNX Runtime threads of the built-in embedding model', readBy: SERVER, check: integer(1) },
   { name: 'CAIRN_EMBED_IDLE_SEC', default: '30', meaning: "the built-in embedding model's process ends after this many seconds unused, giving its memory back (the next request starts it again, ~1 s)", readBy: SERVER, check: positiveNumber },
-  { name: 'CAIRN_EMBED_MODEL_DIR', default: 'found in .venv', meaning: 'folder with model.onnx and tokenizer.json of the built-in embedding model', readBy: SERVER },
+  { name: 'CAIRN_EMBED_MODEL_DIR', default: 'models/ and .venv', meaning: 'folder with model.onnx and tokenizer.json of the built-in embedding models, or one subfolder per model named as its id (bge-small-en-v1.5, all-MiniLM-L6-v2)', readBy: SERVER },
   { name: 'CAIRN_CHAT_MODEL_FILE', default: 'found in .venv', meaning: 'the GGUF file of the built-in chat model', readBy: SERVER },
   { name: 'CAIRN_CHAT_CONTEXT', default: '4096', meaning: 'tokens of context per sequence of the built-in chat model', readBy: SERVER, check: integer(1) },
   { name: 'CAIRN_CHAT_PARALLEL', default: '2', meaning: 'requests the built-in chat model generates at once', readBy: SERVER, check: integer(1) },

@@ -7,7 +7,7 @@ import { BuiltinEmbeddingModel } from '../../src/models/builtin/embedding-model.
 import { loadTokenizer } from '../../src/models/builtin/encoder.js';
 import { embeddingProcessStatus } from '../../src/models/builtin/host.js';
 import { locateModelFiles } from '../../src/models/builtin/locate.js';
-import { MINILM_L6_V2 } from '../../src/models/builtin/spec.js';
+import { BGE_SMALL_EN_V15 } from '../../src/models/builtin/spec.js';
 import { processCpuSeconds } from '../processes.js';
 
 export interface ModelLimit {
@@ -23,9 +23,9 @@ export interface ModelLimit {
 const CALL = 512;
 
 export async function measureModelLimit(texts: string[]): Promise<ModelLimit> {
-  const files = locateModelFiles(MINILM_L6_V2);
+  const files = locateModelFiles(BGE_SMALL_EN_V15);
   const tokenizer = await loadTokenizer(files.tokenizer);
-  const meanTokens = texts.reduce((n, t) => n + Math.min(MINILM_L6_V2.maxTokens, (tokenizer.encode(t) as number[]).length), 0) / Math.max(1, texts.length);
+  const meanTokens = texts.reduce((n, t) => n + Math.min(BGE_SMALL_EN_V15.maxTokens, (tokenizer.encode(t) as number[]).length), 0) / Math.max(1, texts.length);
   // The production configuration (threads, batch limits, sessions), as the worker builds it.
   const model = new BuiltinEmbeddingModel({ files });
   await model.embed(texts.slice(0, 32)); // loads the model

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { SentenceEncoder } from '../../src/models/builtin/encoder.js';
 import { EmbedScheduler, type BatchLimits } from '../../src/models/builtin/scheduler.js';
 import { locateModelFiles } from '../../src/models/builtin/locate.js';
-import { MINILM_L6_V2 } from '../../src/models/builtin/spec.js';
+import { BGE_SMALL_EN_V15 } from '../../src/models/builtin/spec.js';
 import { corpusTexts, type DocumentTexts } from './corpus-texts.js';
 
 const { values: args } = parseArgs({
@@ -100,7 +100,7 @@ function simulatedRun(msPerThousand: number) {
   return async (batch: number[][]): Promise<Float32Array> => {
     const padded = batch.length * Math.max(...batch.map((ids) => ids.length));
     await new Promise((r) => setTimeout(r, (padded * msPerThousand) / 1000));
-    return new Float32Array(batch.length * MINILM_L6_V2.dims);
+    return new Float32Array(batch.length * BGE_SMALL_EN_V15.dims);
   };
 }
 
@@ -115,7 +115,7 @@ async function measure(name: string, feed: Feed, encoder: SentenceEncoder, limit
       stats.padded += batch.length * Math.max(...batch.map((ids) => ids.length));
       return run(batch);
     },
-    MINILM_L6_V2.dims,
+    BGE_SMALL_EN_V15.dims,
     limits,
   );
   const submit = (texts: string[]) => scheduler.submit(texts.map((t) => encoder.tokenize(t)));
@@ -137,8 +137,8 @@ async function measure(name: string, feed: Feed, encoder: SentenceEncoder, limit
 }
 
 const docs = await corpusTexts(Number(args.pdfs), Number(args.docx));
-const files = locateModelFiles(MINILM_L6_V2);
-const encoder = await SentenceEncoder.load({ files, spec: MINILM_L6_V2, threads: Number(args.threads) });
+const files = locateModelFiles(BGE_SMALL_EN_V15);
+const encoder = await SentenceEncoder.load({ files, spec: BGE_SMALL_EN_V15, threads: Number(args.threads) });
 const limits: BatchLimits = { maxTexts: Number(args['batch-texts']), maxTokens: Number(args['batch-tokens']), window: Number(args.window) };
 const texts = docs.reduce((n, d) => n + 1 + d.chunks.length, 0);
 const callers = Number(args.callers);

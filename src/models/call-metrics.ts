@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Counter, Histogram } from 'prom-client';
 import { processMetrics } from '../observability/metrics.js';
-import { ModelError, type ChatDelta, type ChatMessage, type ChatModel, type ChatOptions, type EmbeddingModel, type RerankModel } from './types.js';
+import { ModelError, type ChatDelta, type ChatMessage, type ChatModel, type ChatOptions, type EmbeddingModel, type EmbedPurpose, type RerankModel } from './types.js';
 
 type Model = ChatModel | EmbeddingModel | RerankModel;
 type Outcome = 'ok' | 'error' | 'cancelled';
@@ -128,7 +128,8 @@ export function instrumentModel<M extends Model>(model: M, provider: string, kin
   if (complete) m.complete = (messages: ChatMessage[], options?: ChatOptions) => timed(labels('complete'), options?.signal, () => complete(messages, options));
   const embed = m.embed?.bind(model) as EmbeddingModel['embed'] | undefined;
   if (embed) {
-    m.embed = (texts: string[]) => timed(labels('embed'), undefined, () => embed(texts), () => embeddedTexts.inc({ provider }, texts.length));
+    m.embed = (texts: string[], purpose?: EmbedPurpose) =>
+      timed(labels('embed'), undefined, () => embed(texts, purpose), () => embeddedTexts.inc({ provider }, texts.length));
   }
   const rerank = m.rerank?.bind(model) as RerankModel['rerank'] | undefined;
   if (rerank) m.rerank = (query: string, documents: string[]) => timed(labels('rerank'), undefined, () => rerank(query, documents));

@@ -16,6 +16,8 @@ export {
   BUILTIN_CHAT_MODEL_ID,
   BUILTIN_FACTORY,
   MINILM_L6_V2,
+  BGE_SMALL_EN_V15,
+  BUILTIN_EMBEDDING_SPECS,
   SMOLLM2_135M_INSTRUCT,
   builtinChatSpecFor,
   type BuiltinModelSpec,

@@ -1,6 +1,6 @@
 import { builtinChatModel } from './builtin/chat-model.js';
 import { builtinEmbeddingModel } from './builtin/embedding-model.js';
-import { BUILTIN_FACTORY, MINILM_L6_V2, SMOLLM2_135M_INSTRUCT, builtinChatSpecFor, builtinSpecFor } from './builtin/spec.js';
+import { BUILTIN_EMBEDDING_SPECS, BUILTIN_FACTORY, SMOLLM2_135M_INSTRUCT, builtinChatSpecFor, builtinSpecFor } from './builtin/spec.js';
 import type { Timeouts } from './http.js';
 import { OllamaChatModel, OllamaEmbeddingModel } from './ollama.js';
 import { OpenAIChatModel, OpenAIEmbeddingModel, type OpenAICompatSettings } from './openai-compat.js';
@@ -97,7 +97,7 @@ function buildModel(config: ModelConfig): ChatModel | EmbeddingModel | RerankMod
     if (chat) return builtinChatModel(chat);
     const embedding = type === 'embedding' ? builtinSpecFor(model) : undefined;
     if (embedding) return builtinEmbeddingModel(embedding);
-    const available = type === 'chat' ? SMOLLM2_135M_INSTRUCT.name : MINILM_L6_V2.name;
+    const available = type === 'chat' ? SMOLLM2_135M_INSTRUCT.name : BUILTIN_EMBEDDING_SPECS.map((s) => s.name).join(', ');
     throw new ModelError(`${provider}: no built-in model '${model}' of type ${type} (available: ${available})`, provider, 400);
   }
 

@@ -65,10 +65,16 @@ export interface ChatModel {
   verify?(): Promise<void>;
 }
 
+/**
+ * What a text is embedded for: a `passage` is stored and searched (chunks, memory items), a `query` searches
+ * them. Models trained with an instruction for queries (BGE) embed the two differently; others ignore it.
+ */
+export type EmbedPurpose = 'passage' | 'query';
+
 export interface EmbeddingModel {
   readonly id: string;
-  /** Embeds a batch of texts; vectors are L2-normalised. */
-  embed(texts: string[]): Promise<number[][]>;
+  /** Embeds a batch of texts (as passages unless told otherwise); vectors are L2-normalised. */
+  embed(texts: string[], purpose?: EmbedPurpose): Promise<number[][]>;
   /** See ChatModel.verify. */
   verify?(): Promise<void>;
 }

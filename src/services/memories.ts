@@ -484,7 +484,7 @@ export class MemoryService {
         keywords_similarity_weight: input.keywords_similarity_weight ?? SEARCH_DEFAULTS.keywords_similarity_weight,
         top_n: input.top_n ?? SEARCH_DEFAULTS.top_n,
       },
-      { index: this.index, embedQuery: async (text) => (await embedder.embed([text]))[0]! },
+      { index: this.index, embedQuery: async (text) => (await embedder.embed([text], 'query'))[0]! },
     );
   }
 

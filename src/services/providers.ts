@@ -6,7 +6,7 @@ import { nowMs, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
 import { BUILTIN_CHAT_MODEL, BUILTIN_EMBEDDING_MODEL, type ModelCatalog } from './model-catalog.js';
 import { createModel, findFactory, listFactories } from '../models/registry.js';
-import { BUILTIN_FACTORY, builtinChatSpecFor, builtinSpecFor } from '../models/builtin/spec.js';
+import { BUILTIN_EMBEDDING_SPECS, BUILTIN_FACTORY, builtinChatSpecFor, builtinSpecFor } from '../models/builtin/spec.js';
 import { chatSettingsFromEnv, promptBudget } from '../models/builtin/chat-protocol.js';
 import type { Principal } from './auth.js';
 
@@ -122,7 +122,7 @@ export class ProviderService implements ModelCatalog {
     const models = await this.store.providers.models(instances.map((i) => i.id));
     const out = [
       { model_id: BUILTIN_CHAT_MODEL, name: BUILTIN_CHAT_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['chat'], vision: false, max_tokens: chatSettingsFromEnv().contextSize },
-      { model_id: BUILTIN_EMBEDDING_MODEL, name: BUILTIN_EMBEDDING_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['embedding'], vision: false, max_tokens: 256 },
+      ...BUILTIN_EMBEDDING_SPECS.map((spec) => ({ model_id: `${spec.name}@${BUILTIN_FACTORY}`, name: spec.name, provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['embedding'], vision: false, max_tokens: spec.maxTokens })),
       ...models.map((m) => {
         const inst = byId.get(m.instance_id)!;
         return {
@@ -189,7 +189,7 @@ export class ProviderService implements ModelCatalog {
         // max_tokens is what a prompt may fill (chat history is cut to fit): the context less room for the answer.
         return { id: `${chat.name}@${BUILTIN_FACTORY}`, factory: BUILTIN_FACTORY, model_name: chat.name, model_type: 'chat', base_url: '', api_key: '', vision: false, max_tokens: promptBudget(chatSettingsFromEnv(chat)) };
       }
-      throw badRequest(`Model ${modelId} not found for model type ${type}: the built-in provider offers ${BUILTIN_CHAT_MODEL} (chat) and ${BUILTIN_EMBEDDING_MODEL} (embedding)`);
+      throw badRequest(`Model ${modelId} not found for model type ${type}: the built-in provider offers ${BUILTIN_CHAT_MODEL} (chat) and ${BUILTIN_EMBEDDING_SPECS.map((s) => `${s.name}@${BUILTIN_FACTORY}`).join(', ')} (embedding)`);
     }
     const instances = (await this.store.providers.instances(tenantId, findFactory(id.factory)?.name ?? id.factory)).filter((i) => !id.instance || i.instance_name === id.instance);
     if (instances.length === 0) throw badRequest(`Provider ${id.factory}${id.instance ? ` (instance ${id.instance})` : ''} not found for model ${modelId}`);

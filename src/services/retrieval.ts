@@ -157,7 +157,7 @@ export class RetrievalService {
       },
       {
         index: this.index,
-        embedQuery: async (text) => (await embedder.embed([text]))[0],
+        embedQuery: async (text) => (await embedder.embed([text], 'query'))[0],
         rerank: reranker ? (query, docs) => reranker.rerank(query, docs) : undefined,
         pagerankOf: (id) => pagerank.get(id) ?? 0,
         documentMetadata: (ids) => this.store.documents.metaFields(ids),

@@ -21,7 +21,7 @@ describe('datasets over HTTP', function () {
       assert.match(ds.id, /^[0-9a-f]{32}$/);
       assert.equal(ds.chunk_method, 'naive');
       assert.equal(ds.permission, 'me');
-      assert.equal(ds.embedding_model, 'sentence-transformers/all-MiniLM-L6-v2@Builtin');
+      assert.equal(ds.embedding_model, 'BAAI/bge-small-en-v1.5@Builtin');
       assert.equal(ds.pagerank, 0);
       assert.equal(ds.chunk_count, 0);
       assert.equal(ds.parser_config.chunk_token_num, 512);
@@ -244,6 +244,7 @@ describe('datasets over HTTP', function () {
       const ds = (await api.post('/datasets', { name: 'emb' })).body.data;
       const res = await api.put(`/datasets/${ds.id}`, { embedding_model: 'sentence-transformers/all-MiniLM-L6-v2@Builtin' });
       assert.equal(res.status, 200);
+      assert.equal(res.body.data.embedding_model, 'sentence-transformers/all-MiniLM-L6-v2@Builtin');
     });
 
     it('rejects an empty update and a rename onto an existing name', async () => {

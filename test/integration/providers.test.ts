@@ -41,7 +41,7 @@ describe('model providers over HTTP', () => {
     assert.equal(chat.body.data[0].provider_name, 'Builtin');
     const emb = await api.get('/models', { type: 'embedding' });
     const ids = emb.body.data.map((m: any) => m.model_id);
-    assert.ok(ids.includes('sentence-transformers/all-MiniLM-L6-v2@Builtin'));
+    assert.deepEqual(ids.slice(0, 2), ['BAAI/bge-small-en-v1.5@Builtin', 'sentence-transformers/all-MiniLM-L6-v2@Builtin'], 'both built-in embedders, the default first');
     assert.ok(ids.includes('emb-x@main@OpenAI-API-Compatible'));
   });
 
@@ -49,7 +49,7 @@ describe('model providers over HTTP', () => {
     const other = (await newUser('other-defaults')).api;
     const fresh = (await other.get('/models/default')).body.data;
     assert.equal(fresh.chat_model, 'SmolLM2-135M-Instruct@Builtin', 'a new tenant chats with the built-in model');
-    assert.equal(fresh.embedding_model, 'sentence-transformers/all-MiniLM-L6-v2@Builtin');
+    assert.equal(fresh.embedding_model, 'BAAI/bge-small-en-v1.5@Builtin');
     const set = await api.patch('/models/default', { model_type: 'chat', model_id: 'gpt-x@OpenAI-API-Compatible' });
     assert.equal(set.status, 200);
     assert.equal(set.body.data.chat_model, 'gpt-x@main@OpenAI-API-Compatible');

@@ -70,11 +70,12 @@ describe('RAGFlow routes a client hits (issue 15 item 3)', () => {
       assert.equal(res.status, 200);
       const d = res.body.data;
       assert.equal(d.llm_id, 'SmolLM2-135M-Instruct@Builtin');
-      assert.equal(d.embd_id, 'sentence-transformers/all-MiniLM-L6-v2@Builtin');
+      assert.equal(d.embd_id, 'BAAI/bge-small-en-v1.5@Builtin', 'RAGFlow\'s id for its built-in embedder');
       for (const k of ['tenant_id', 'name', 'rerank_id', 'asr_id', 'img2txt_id', 'tts_id', 'parser_ids', 'role']) assert.ok(k in d, k);
       const ids = d.models.map((m: any) => m.model_id);
       assert.ok(ids.includes('SmolLM2-135M-Instruct@Builtin'));
-      assert.ok(ids.includes('sentence-transformers/all-MiniLM-L6-v2@Builtin'));
+      assert.ok(ids.includes('BAAI/bge-small-en-v1.5@Builtin'));
+      assert.ok(ids.includes('sentence-transformers/all-MiniLM-L6-v2@Builtin'), 'the former default stays for existing datasets');
     });
 
     it('lists configured provider models and the chosen defaults, per tenant', async () => {

@@ -412,7 +412,7 @@ def test_get_recent_messages_newest_first_with_filters(rag, make_memory):
 
 def test_a_memory_on_the_builtin_embedding_model(rag, models):
     """The README's example: the built-in embedding model needs no provider."""
-    m = rag.create_memory(unique("trips"), ["raw"], "sentence-transformers/all-MiniLM-L6-v2@Builtin", models.llm_id)
+    m = rag.create_memory(unique("trips"), ["raw"], "BAAI/bge-small-en-v1.5@Builtin", models.llm_id)
     try:
         rag.add_message([m.id], agent_id="guide", session_id="s1", user_input="I am walking the Cairngorms in May.",
                         agent_response="Pack for snow.")

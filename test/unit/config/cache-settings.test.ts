@@ -45,7 +45,7 @@ describe('cache bounds from configuration', function () {
     it('keeps at most CAIRN_CACHE_MODEL_CLIENTS model clients', async () => {
       backends = await openBackends(loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_CACHE_MODEL_CLIENTS: '1' }));
       const tenant = 'd'.repeat(32);
-      await backends.models.embedding(tenant, 'sentence-transformers/all-MiniLM-L6-v2@Builtin');
+      await backends.models.embedding(tenant, 'BAAI/bge-small-en-v1.5@Builtin');
       await backends.models.chat(tenant, 'SmolLM2-135M-Instruct@Builtin');
       assert.equal(backends.models.size, 1);
     });

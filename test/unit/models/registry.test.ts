@@ -17,10 +17,10 @@ describe('models/registry', () => {
     assert.ok(createModel({ factory: 'Ollama', model_name: 'm', model_type: 'chat', base_url: base }) instanceof OllamaChatModel);
     assert.ok(createModel({ factory: 'Ollama', model_name: 'm', model_type: 'embedding', base_url: base }) instanceof OllamaEmbeddingModel);
     assert.ok(createModel({ factory: 'Xinference', model_name: 'm', model_type: 'rerank', base_url: base }) instanceof HttpRerankModel);
-    const builtin = createModel({ factory: 'Builtin', model_name: 'sentence-transformers/all-MiniLM-L6-v2', model_type: 'embedding' });
+    const builtin = createModel({ factory: 'Builtin', model_name: 'BAAI/bge-small-en-v1.5', model_type: 'embedding' });
     assert.ok(builtin instanceof BuiltinEmbeddingModel);
     assert.equal(builtin.id, BUILTIN_EMBEDDING_MODEL_ID);
-    assert.equal(createModel({ factory: 'Builtin', model_name: 'all-MiniLM-L6-v2', model_type: 'embedding' }), builtin, 'one shared instance');
+    assert.equal(createModel({ factory: 'Builtin', model_name: 'bge-small-en-v1.5', model_type: 'embedding' }), builtin, 'one shared instance');
   });
 
   it('ids default to model_name@factory', () => {
