@@ -99,6 +99,8 @@ interface Source {
   words: Set<string>;
   figures: Set<string>;
   sentences: string[];
+  /** Stems of the chunk's content words: a short sentence ("It costs 45 pounds.") is about what its chunk is about. */
+  terms: Set<string>;
 }
 
 export class GroundingCheck {
@@ -115,7 +117,7 @@ export class GroundingCheck {
   /** Without the check: the current sentence is being streamed as it comes (it did not start like the prompt). */
   private streaming = false;
   private saidNotFound = false;
-  private readonly quoted = new Set<string>();
+  private readonly quotedTexts = new Set<string>();
   private readonly quotedFrom = new Set<number>();
   readonly replaced: Replacement[] = [];
 
@@ -136,6 +138,7 @@ export class GroundingCheck {
       words: new Set(normaliseWords(c.content).split(' ')),
       figures: new Set(figuresOf(c.content)),
       sentences: sentencesOf(c.content),
+      terms: new Set(contentTerms(c.content)),
     }));
     this.promptText = normaliseWords(promptLines);
   }
@@ -162,7 +165,7 @@ export class GroundingCheck {
     this.pending = '';
     let out = !rest ? '' : this.verify ? this.check(rest) : this.passOn(rest, true);
     if (this.verify && !this.statedFact && asksForFact(this.question)) {
-      const quote = this.quote('');
+      const quote = this.quote('', true);
       if (quote && quote !== NOT_IN_DOCUMENTS) {
         this.supplemented = quote;
         out += (this.shown ? ' ' : '') + quote;
@@ -275,22 +278,43 @@ export class GroundingCheck {
 
   /**
    * A passage's own sentence in place of the model's: from the chunks the sentence cites, else from any
-   * retrieved chunk, the one sharing most of its content words; quoted with its citation. A passage
-   * already quoted is not repeated; with none to quote, "The documents do not say." (once).
+   * retrieved chunk, the one sharing most of its content words; quoted with its citation. To a question
+   * asking for a figure or a name, a sentence stating one is preferred (a heading that shares the question's
+   * words answers nothing); `factOnly` quotes no other. A passage already quoted is not repeated; with none
+   * to quote, "The documents do not say." (once).
    */
-  private quote(sentence: string): string {
+  private quote(sentence: string, factOnly = false): string {
+    if (asksForFact(this.question)) {
+      const isFact = (text: string) => this.statesNewFact(text);
+      // The model's words may be about the wrong thing altogether: then the question alone picks.
+      const fact = this.bestPassage(sentence, isFact) ?? (sentence ? this.bestPassage('', isFact) : undefined);
+      if (fact || factOnly) return this.quotation(fact);
+    }
+    return this.quotation(this.bestPassage(sentence, () => true));
+  }
+
+  /** The passage sentence to quote for `sentence` among those `eligible` accepts (see quote). */
+  private bestPassage(sentence: string, eligible: (text: string) => boolean): { text: string; index: number } | undefined {
     const cited = [...sentence.matchAll(MARKER)].map((m) => Number(m[1])).filter((i) => i < this.sources.length);
     // The question's words count too: the model's sentence may be about the wrong thing altogether.
     const terms = [...new Set([...contentTerms(sentence), ...contentTerms(this.question)])];
     const pick = (pool: Source[]) => {
-      let best: { score: number; shared: number; text: string; index: number } | undefined;
+      let best: { rank: number; score: number; shared: number; text: string; index: number } | undefined;
       for (const s of pool) {
-        for (const text of s.sentences) {
-          const mine = new Set(contentTerms(text));
-          const shared = terms.filter((t) => mine.has(t)).length;
-          const score = terms.length ? shared / terms.length : 0;
-          if (!best || score > best.score) best = { score, shared, text, index: s.index };
-        }
+        const inChunk = terms.filter((t) => s.terms.has(t)).length;
+        const sentenceTerms = s.sentences.map((text) => new Set(contentTerms(text)));
+        // How many of the chunk's sentences hold a word: its subject ("Pinecone 2 stove") is in many, the
+        // thing asked about ("cost") in few, so a rare shared word ranks a sentence higher than a common one.
+        const spread = (t: string) => sentenceTerms.filter((mine) => mine.has(t)).length;
+        s.sentences.forEach((text, i) => {
+          if (!eligible(text)) return;
+          const own = terms.filter((t) => sentenceTerms[i]!.has(t));
+          // A sentence sharing a word counts with the words its chunk shares, as the uncited threshold goes.
+          const shared = own.length > 0 ? Math.max(own.length, inChunk) : 0;
+          const score = terms.length ? own.length / terms.length : 0;
+          const rank = own.reduce((sum, t) => sum + 1 / spread(t) ** 2, 0);
+          if (!best || rank > best.rank) best = { rank, score, shared, text, index: s.index };
+        });
       }
       return best;
     };
@@ -298,9 +322,14 @@ export class GroundingCheck {
     const fromAll = pick(this.sources);
     const best =
       fromCited && (fromCited.score >= MIN_MATCH || !terms.length) ? fromCited : fromAll && fromAll.score >= MIN_MATCH && fromAll.shared >= MIN_SHARED_UNCITED ? fromAll : fromCited;
+    return best;
+  }
+
+  /** The passage sentence quoted with its citation; '' when it was quoted before; "not say" (once) for none. */
+  private quotation(best: { text: string; index: number } | undefined): string {
     if (best) {
-      if (this.quoted.has(best.text)) return '';
-      this.quoted.add(best.text);
+      if (this.quotedTexts.has(best.text)) return '';
+      this.quotedTexts.add(best.text);
       this.quotedFrom.add(best.index);
       return `The documents say: "${best.text.replace(/[.!?]+$/, '')}" [ID:${best.index}].`;
     }

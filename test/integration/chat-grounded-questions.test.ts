@@ -12,12 +12,13 @@ const CORPUS = Object.values(DOCUMENTS).join('\n');
 /** Checked here independently of src/chat/grounding.ts: every number the answer states is one the documents state. */
 const numbers = (text: string) => (text.replace(/\[ID:\d+\]/g, '').match(/\d+(?:[.,]\d+)*/g) ?? []).map((n) => n.replace(/,/g, ''));
 const CORPUS_NUMBERS = new Set(numbers(CORPUS));
-/** …and every capitalised word past a sentence's start is a word of the documents. */
+/** …and every capitalised word past a sentence's start is a word of the documents (a possessive's name: "Feshie's"). */
 function names(text: string): string[] {
   return text
     .replace(/\[ID:\d+\]/g, '')
     .split(/(?<=[.!?:"])\s+/)
-    .flatMap((s) => (s.match(/\p{L}[\p{L}'-]*/gu) ?? []).slice(1).filter((w) => /^\p{Lu}/u.test(w) && w !== 'I'));
+    .flatMap((s) => (s.match(/\p{L}[\p{L}'-]*/gu) ?? []).slice(1).filter((w) => /^\p{Lu}/u.test(w) && w !== 'I'))
+    .map((w) => w.replace(/'s$/, ''));
 }
 const CORPUS_WORDS = new Set((CORPUS.toLowerCase().match(/\p{L}+/gu) ?? []));
 

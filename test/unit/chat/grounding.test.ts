@@ -83,4 +83,25 @@ describe('an answer that states no fact a question asked for', () => {
     assert.equal(open.push('The Corrour bothy is a nice place.') + open.end(), 'The Corrour bothy is a nice place.');
     assert.equal(open.report().added, null);
   });
+
+  it('is a sentence stating a figure or a name, never a heading that only repeats the question\'s words', () => {
+    const sheet = [{ content: '# Pinecone 2 camping stove\n\nThe Pinecone 2 stove weighs 320 grams.\nIt costs 45 pounds and comes with a 5 year warranty.' }];
+    const cost = new GroundingCheck(sheet, PROMPT, true, 'How much does the Pinecone 2 stove cost?');
+    assert.equal(cost.push('It is sold online. ') + cost.end(), 'It is sold online. The documents say: "It costs 45 pounds and comes with a 5 year warranty" [ID:0].');
+    const club = [{ content: '# Speyside Hillwalking Club rules\n\nMembership costs 30 pounds a year.\nThe club secretary is Duncan Fraser.' }];
+    const secretary = new GroundingCheck(club, PROMPT, true, 'Who is the secretary of the Speyside Hillwalking Club?');
+    assert.equal(secretary.push('It is not said. ') + secretary.end(), 'It is not said. The documents say: "The club secretary is Duncan Fraser" [ID:0].');
+  });
+
+  it('replaces a wrong sentence by the fact the question asks for, when the sentence matches no passage', () => {
+    const sheet = [{ content: '# Pinecone 2 camping stove\n\nThe stove is made by Cairnwork Outdoor in Dundee.\nIt costs 45 pounds and comes with a 5 year warranty.' }];
+    const check = new GroundingCheck(sheet, PROMPT, true, 'How much does the Pinecone 2 stove cost?');
+    assert.equal(check.push('Shipping is free via Zorbex. ') + check.end(), 'The documents say: "It costs 45 pounds and comes with a 5 year warranty" [ID:0].');
+  });
+
+  it('is nothing when no passage sentence states a fact about the question', () => {
+    const check = new GroundingCheck([{ content: '# Pinecone 2 camping stove\n\nA stove for two.' }], PROMPT, true, 'How much does the Pinecone 2 stove cost?');
+    assert.equal(check.push('It is sold online. ') + check.end(), 'It is sold online.');
+    assert.equal(check.report().added, null);
+  });
 });
