@@ -346,7 +346,10 @@ describe('memories over HTTP', function () {
       assert.deepEqual(listed.extract, []);
       const connection = await Connection.connect({ address: (await harness()).temporal.address });
       try {
-        const described = await new Client({ connection }).workflow.getHandle(workflowIds.memoryExtraction(mem.id, message_id)).describe();
+        const handle = new Client({ connection }).workflow.getHandle(workflowIds.memoryExtraction(mem.id, message_id));
+        // The task's failure is written before the workflow ends: wait for the end, then look.
+        await assert.rejects(handle.result(), /Workflow execution failed/);
+        const described = await handle.describe();
         assert.equal(described.status.name, 'FAILED', 'the Temporal UI shows a failed extraction as failed');
       } finally {
         await connection.close();
