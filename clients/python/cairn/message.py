@@ -16,6 +16,10 @@ class Message(Base):
     input: the form, ``{field: definition}``; else None) and ``tips``, and — on the non-stream answer and
     the last streamed message — ``structured`` (``{component_id: value}``), ``usage``, and ``trace`` when
     asked for with ``return_trace``. These read None when the answer has none.
+
+    Chat answers carry ``grounding`` on the message with the references: what the grounding check did,
+    ``{"checked": bool, "replaced": [{"sentence", "unsupported", "replacement"}], "added": str | None}``
+    (docs/builtin-chat-model.md); None on other messages.
     """
 
     _defaults = {
@@ -34,6 +38,7 @@ class Message(Base):
     structured = None
     trace = None
     usage = None
+    grounding = None
 
     def __iter__(self) -> Iterator["Message"]:
         # RAGFlow's SDK returns a one-item generator for non-streamed answers; iterating a

@@ -109,6 +109,9 @@ class Session(Base):
             "role": "assistant",
             "session_id": data.get("session_id") or self.id,
         })
+        reference = data.get("reference")
+        if isinstance(reference, dict) and isinstance(reference.get("grounding"), dict):
+            fields["grounding"] = reference["grounding"]
         return Message(self.rag, fields)
 
     def _chat_stream(self, res: requests.Response) -> Iterator[Message]:

@@ -312,3 +312,23 @@ def test_delete_chats_with_some_unknown_or_duplicate_ids_deletes_the_rest_withou
     gone, kept = own_client.create_chat(name=unique("gone")), own_client.create_chat(name=unique("kept"))
     assert own_client.delete_chats(ids=["d" * 32, gone.id, gone.id]) is None
     assert [x.id for x in own_client.list_chats()] == [kept.id]
+
+
+# ---------------------------------------------------------------------- grounding check
+def test_an_answer_stating_a_figure_no_chunk_holds_is_replaced_and_the_message_says_so(client, make_chat, fake_llm):
+    kb = client.create_dataset(name=unique("grounded"))
+    doc = kb.upload_documents([{"display_name": "bothy.txt", "blob": b"The Corrour bothy sleeps 12 walkers."}])[0]
+    doc.add_chunk(content="The Corrour bothy sleeps 12 walkers.")
+    try:
+        chat = make_chat(dataset_ids=[kb.id], prompt_config={"grounding_check": True})
+        word = unique("corrour")
+        fake_llm.script(word, "The Corrour bothy sleeps 40 walkers.")
+        for stream in (False, True):
+            messages = list(chat.create_session().ask(f"How many walkers does the Corrour bothy sleep? {word}", stream=stream))
+            last = messages[-1]
+            assert "40" not in last.content
+            assert 'The documents say: "The Corrour bothy sleeps 12 walkers"' in last.content
+            assert last.grounding["checked"] is True
+            assert last.grounding["replaced"][0]["unsupported"] == ["40"]
+    finally:
+        client.delete_datasets(ids=[kb.id])
