@@ -81,6 +81,11 @@ export interface ListSearchAppsInput extends ListPage<'create_time' | 'update_ti
   owner_ids?: string[];
 }
 
+/** What a search app needs of the other services: the datasets the caller may use, models, and answers. */
+export type SearchAppDatasets = Pick<DatasetService, 'get'>;
+export type SearchAppModels = Pick<ProviderService, 'resolve'>;
+export type SearchAppAnswers = Pick<ConversationService, 'ask'>;
+
 /**
  * Search apps (RAGFlow's `/searches`): a saved retrieval + answer configuration over datasets. Members
  * of the owner's workspace see them; only their creator changes, deletes or asks them (as RAGFlow).
@@ -88,9 +93,9 @@ export interface ListSearchAppsInput extends ListPage<'create_time' | 'update_ti
 export class SearchAppService {
   constructor(
     private readonly store: MetaStore,
-    private readonly datasets: DatasetService,
-    private readonly providers: ProviderService,
-    private readonly conversations: ConversationService,
+    private readonly datasets: SearchAppDatasets,
+    private readonly providers: SearchAppModels,
+    private readonly conversations: SearchAppAnswers,
   ) {}
 
   async create(p: Principal, input: SearchAppInput): Promise<{ search_id: string }> {
