@@ -17,22 +17,32 @@ function typeOf(dsl: Dsl, id: string): string {
  */
 export function canvasOf(dsl: Dsl): { nodes: Node<ComponentData>[]; edges: Edge[] } {
   if (dsl.graph?.nodes?.length) {
-    const nodes = dsl.graph.nodes.map((n): Node<ComponentData> => {
+    // A DSL made through the API may give graph nodes without positions: those get the layout's.
+    const laidOut = new Map(layoutComponents(dsl).nodes.map((n) => [n.id, n.position]));
+    const nodes = dsl.graph.nodes.map((n, i): Node<ComponentData> => {
       const kind = n.type === 'group' ? 'group' : n.type === 'noteNode' ? 'note' : 'component';
       return {
         id: n.id,
         type: kind,
-        position: n.position,
+        position: isPosition(n.position) ? n.position : (laidOut.get(n.id) ?? { x: 0, y: i * 110 }),
         parentId: n.parentId,
         extent: n.extent,
         style: kind === 'group' || kind === 'note' ? { width: n.width ?? 300, height: n.height ?? 160 } : undefined,
         data: { name: n.data?.name ?? n.data?.label ?? n.id, type: kind === 'note' ? 'Note' : typeOf(dsl, n.id), note: kind === 'note' ? String(n.data?.form?.text ?? '') : undefined },
       };
     });
-    const edges = (dsl.graph.edges ?? []).map((e) => ({ id: e.id, source: e.source, target: e.target }));
+    const present = new Set(nodes.map((n) => n.id));
+    const edges = (dsl.graph.edges ?? [])
+      .filter((e) => present.has(e.source) && present.has(e.target))
+      .map((e) => ({ id: e.id ?? `${e.source}->${e.target}`, source: e.source, target: e.target }));
     return { nodes, edges };
   }
   return layoutComponents(dsl);
+}
+
+function isPosition(p: unknown): p is { x: number; y: number } {
+  const { x, y } = (p ?? {}) as { x?: unknown; y?: unknown };
+  return typeof x === 'number' && Number.isFinite(x) && typeof y === 'number' && Number.isFinite(y);
 }
 
 /**

@@ -27,6 +27,35 @@ describe('agent canvas from a DSL', () => {
     assert.deepEqual(edges.map((e) => `${e.source}->${e.target}`).sort(), ['Agent:Answer->Message:Reply', 'Retrieval:Search->Agent:Answer', 'begin->Message:Hello', 'begin->Retrieval:Search']);
   });
 
+  it('a graph whose nodes lack positions (a DSL made through the API) gets the layout\'s; edges to missing nodes are dropped', () => {
+    const dsl = {
+      components: {
+        begin: component('Begin', ['Agent:Answer']),
+        'Agent:Answer': component('Agent', ['Message:Reply'], ['begin']),
+        'Message:Reply': component('Message', [], ['Agent:Answer']),
+      },
+      graph: {
+        nodes: [
+          { id: 'begin', type: 'beginNode', data: { name: 'Begin' } },
+          { id: 'Agent:Answer', type: 'agentNode', position: { x: 300 }, data: { name: 'Answer' } },
+          { id: 'Message:Reply', type: 'messageNode', position: { x: 600, y: 40 }, data: { name: 'Reply' } },
+        ],
+        edges: [
+          { id: 'e1', source: 'begin', target: 'Agent:Answer' },
+          { source: 'Agent:Answer', target: 'Message:Reply' },
+          { id: 'e3', source: 'Agent:Answer', target: 'Tool:Gone' },
+        ],
+      },
+    } as unknown as Dsl;
+    const { nodes, edges } = canvasOf(dsl);
+    const at = Object.fromEntries(nodes.map((n) => [n.id, n.position]));
+    for (const p of Object.values(at)) assert.ok(Number.isFinite(p.x) && Number.isFinite(p.y), JSON.stringify(p));
+    assert.deepEqual(at.begin, { x: 0, y: 0 }, 'the layout\'s place for Begin');
+    assert.ok(at['Agent:Answer']!.x > at.begin!.x, 'a partial position counts as none');
+    assert.deepEqual(at['Message:Reply'], { x: 600, y: 40 }, 'a whole position is kept');
+    assert.deepEqual(edges.map((e) => [e.id, e.source, e.target]), [['e1', 'begin', 'Agent:Answer'], ['Agent:Answer->Message:Reply', 'Agent:Answer', 'Message:Reply']]);
+  });
+
   it('a cycle (a loop back upstream) still ends with every component placed', () => {
     const dsl: Dsl = { components: { begin: component('Begin', ['Agent:A']), 'Agent:A': component('Agent', ['Agent:B'], ['begin']), 'Agent:B': component('Agent', ['Agent:A'], ['Agent:A']) } };
     const { nodes } = canvasOf(dsl);
