@@ -6,6 +6,7 @@
  *
  *   flock /tmp/bench.lock npx tsx bench/ingest/embedding-memory.ts [--callers 16] [--request 32] [--repeat 1]
  *     [--sample-ms 50] [--pdfs 50] [--docx 50] [--batch-tokens N (the service's default when omitted)]
+ *     [--model bge-small-en-v1.5 | all-MiniLM-L6-v2 (a built-in embedding model; the default one when omitted)]
  *
  * Prints the process's RSS (sampled every `--sample-ms`): at the first answer (model loaded), p50, p90 and peak
  * while embedding, and its anonymous part at the peak; its CPU-ms per text; the texts/s; the load average.
@@ -16,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { BuiltinEmbeddingModel } from '../../src/models/builtin/embedding-model.js';
+import { BUILTIN_EMBEDDING_MODEL_ID, builtinSpecFor } from '../../src/models/builtin/spec.js';
 import { embeddingProcessStatus } from '../../src/models/builtin/host.js';
 import { percentile } from '../common.js';
 import { processCpuSeconds } from '../processes.js';
@@ -30,6 +32,7 @@ const { values: args } = parseArgs({
     pdfs: { type: 'string', default: '50' },
     docx: { type: 'string', default: '50' },
     'batch-tokens': { type: 'string' },
+    model: { type: 'string', default: BUILTIN_EMBEDDING_MODEL_ID.split('@')[0] },
   },
 });
 
@@ -65,7 +68,9 @@ async function feed(model: BuiltinEmbeddingModel, docs: DocumentTexts[], callers
 }
 
 const docs = await corpusTexts(Number(args.pdfs), Number(args.docx));
-const model = new BuiltinEmbeddingModel(args['batch-tokens'] ? { batchTokens: Number(args['batch-tokens']) } : {});
+const spec = builtinSpecFor(args.model!);
+if (!spec) throw new Error(`--model ${args.model}: not a built-in embedding model`);
+const model = new BuiltinEmbeddingModel({ spec, ...(args['batch-tokens'] ? { batchTokens: Number(args['batch-tokens']) } : {}) });
 const loadAtStart = loadavg()[0]!;
 await model.embed(['the model loads']);
 const pid = embeddingProcessStatus().pid!;
@@ -95,6 +100,7 @@ console.log(
     rss_peak_mb: round(peak.rss),
     anon_at_peak_mb: round(peak.anon),
     rss_after_mb: round(after.rss),
+    model: spec.name,
     batch_tokens: args['batch-tokens'] ?? 'default',
     load: `${loadAtStart.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}`,
     env: Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(MALLOC_|GLIBC_TUNABLES|CAIRN_EMBED)/.test(k))),
