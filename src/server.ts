@@ -33,6 +33,7 @@ import { chunkRoutes } from './api/routers/chunks.js';
 import { retrievalRoutes } from './api/routers/retrieval.js';
 import { searchRoutes } from './api/routers/searches.js';
 import { SearchAppService } from './services/searches.js';
+import { EmbeddingCheckService } from './services/embedding-check.js';
 import { DatasetSearchService } from './services/dataset-search.js';
 import { providerRoutes } from './api/routers/providers.js';
 import { ChunkService } from './services/chunks.js';
@@ -158,7 +159,16 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ),
       ...accountRoutes(auth),
       ...metadataRoutes(new MetadataService(store, datasets, index)),
-      ...datasetRoutes(datasets),
+      ...datasetRoutes(
+        datasets,
+        new EmbeddingCheckService({
+          datasets,
+          documents: store.documents,
+          index,
+          models: providers,
+          embedder: (tenantId, modelId) => deps.models.embedding(tenantId, modelId),
+        }),
+      ),
       ...datasetIndexRoutes(datasetIndexes),
       ...graphRoutes(new GraphViewService(store, datasets), datasetIndexes),
       ...documentRoutes(documents, config.uploadLimit),

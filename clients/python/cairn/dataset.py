@@ -138,3 +138,11 @@ class DataSet(Base):
 
     def update_auto_metadata(self, **config: Any) -> Any:
         return self.rag._call("PUT", f"/datasets/{self.id}/metadata/config", json=config).get("data")
+
+    # ------------------------------------------------------------------ embedding check (RAGFlow)
+    def check_embedding(self, embd_id: str, check_num: int = 5) -> dict:
+        """Re-embeds up to ``check_num`` of the dataset's chunks with ``embd_id`` and compares them with the
+        stored vectors: ``{"summary": {avg_cos_sim, min_cos_sim, max_cos_sim, sampled, valid, ...},
+        "results": [...]}``. Raises CairnError (400) when the model is not compatible (average cosine
+        below 0.9), its ``data`` holding the same figures."""
+        return self.rag._call("POST", f"/datasets/{self.id}/embedding/check", json={"embd_id": embd_id, "check_num": check_num}).get("data")

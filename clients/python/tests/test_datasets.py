@@ -438,3 +438,18 @@ def test_errors_carry_code_and_message(client):
     assert isinstance(e.value.code, int)
     assert e.value.message
     assert str(e.value) == e.value.message
+
+
+def test_check_embedding_compares_a_model_with_the_stored_vectors(make_dataset):
+    kb = make_dataset()
+    doc = kb.upload_documents([{"display_name": "bothy.txt", "blob": b"The Corrour bothy sleeps 12 walkers.\n\nIt stands below the Devil's Point."}])[0]
+    [(_, status, _, _)] = kb.parse_documents([doc.id])
+    assert status == "DONE"
+    same = kb.check_embedding(kb.embedding_model, check_num=2)
+    assert same["summary"]["avg_cos_sim"] > 0.99
+    assert same["summary"]["valid"] >= 1
+    with pytest.raises(CairnError) as err:
+        kb.check_embedding("sentence-transformers/all-MiniLM-L6-v2@Builtin")
+    assert err.value.code == 400
+    assert "below 0.9" in err.value.message
+    assert err.value.data["summary"]["avg_cos_sim"] < 0.9

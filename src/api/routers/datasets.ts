@@ -1,6 +1,7 @@
 import { route, Reply, type RouteSpec } from '../routes.js';
 import { DATASET_CHUNK_METHODS, DATASET_UPDATE_CHUNK_METHODS, type DatasetService } from '../../services/datasets.js';
 import { deleteBody, LIMITS, listQuery, text } from '../schemas.js';
+import { DEFAULT_CHECK_NUM, type EmbeddingCheckService } from '../../services/embedding-check.js';
 import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
 
 /**
@@ -41,7 +42,17 @@ const listDatasetsQuery = listQuery(['create_time', 'update_time'], {
   include_parsing_status: { type: 'boolean', default: false },
 });
 
-export function datasetRoutes(datasets: DatasetService): RouteSpec[] {
+/** RAGFlow's embedding check: the candidate model and how many chunks to compare. */
+const embeddingCheckBody = {
+  type: 'object',
+  required: ['embd_id'],
+  properties: {
+    embd_id: text(LIMITS.name, 1),
+    check_num: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_CHECK_NUM },
+  },
+};
+
+export function datasetRoutes(datasets: DatasetService, embeddingCheck: EmbeddingCheckService): RouteSpec[] {
   return [
     route({
       method: 'post', path: '/datasets', tag: 'datasets', summary: 'Create a dataset', body: createBody,
@@ -61,6 +72,11 @@ export function datasetRoutes(datasets: DatasetService): RouteSpec[] {
     route({
       method: 'put', path: '/datasets/:dataset_id', tag: 'datasets', summary: 'Update a dataset', body: updateBody,
       handler: ({ principal, params, body }) => datasets.update(principal, params.dataset_id, body),
+    }),
+    route({
+      method: 'post', path: '/datasets/:dataset_id/embedding/check', tag: 'datasets', admission: 'long', body: embeddingCheckBody,
+      summary: "RAGFlow's embedding check: re-embed a few chunks with another model and compare with the stored vectors (compatible at an average cosine of 0.9)",
+      handler: ({ principal, params, body }) => embeddingCheck.check(principal, params.dataset_id, body),
     }),
     route({
       method: 'delete', path: '/datasets', tag: 'datasets', summary: 'Delete datasets (ids, or delete_all)', body: deleteBody,

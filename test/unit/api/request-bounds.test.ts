@@ -25,7 +25,7 @@ function allRoutes(): RouteSpec[] {
     ...systemRoutes([{ name: 'database', check: async () => {} }], () => routes),
     ...accountRoutes(none),
     ...metadataRoutes(none),
-    ...datasetRoutes(none),
+    ...datasetRoutes(none, none),
     ...documentRoutes(none, 100 * 1024 * 1024),
     ...chunkRoutes(none),
     ...retrievalRoutes(none, none, none),
