@@ -219,6 +219,15 @@ export class DatasetService {
     return (await this.views([row], parsingStatus))[0];
   }
 
+  /**
+   * One dataset as RAGFlow's `GET /datasets/{id}` answers it: the list view with its files' total `size` in
+   * bytes and its `connectors` (RAGFlow's external data sources; Cairn has none, so always []).
+   */
+  async detail(p: Principal, id: string) {
+    const row = await this.get(p, id);
+    return { ...(await this.view(row, true)), size: await this.store.documents.totalSize(row.id), connectors: [] };
+  }
+
   private async views(rows: DatasetRow[], parsingStatus: boolean) {
     const ids = rows.map((r) => r.id);
     const totals = await this.store.documents.totals(ids);

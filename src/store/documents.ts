@@ -144,6 +144,12 @@ export class DocumentRepo {
   }
 
   /** Document and chunk totals per dataset. */
+  /** Bytes of a dataset's files (RAGFlow's dataset `size`). */
+  async totalSize(datasetId: string): Promise<number> {
+    const row = await this.db.selectFrom('documents').select((eb) => eb.fn.sum<number>('size').as('size')).where('dataset_id', '=', datasetId).executeTakeFirst();
+    return Number(row?.size ?? 0);
+  }
+
   async totals(datasetIds: string[]): Promise<Map<string, { documents: number; chunks: number; tokens: number }>> {
     const out = new Map<string, { documents: number; chunks: number; tokens: number }>();
     for (const id of datasetIds) out.set(id, { documents: 0, chunks: 0, tokens: 0 });

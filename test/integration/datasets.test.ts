@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { harness } from './harness.js';
 import { Api, newUser, eventually } from './client.js';
+import { upload } from './documents-helpers.js';
 import { openDatabase } from '../../src/store/db.js';
 import { NUL_IN_BODY, NUL_IN_URL } from '../../src/api/nul-guard.js';
 
@@ -203,6 +204,21 @@ describe('datasets over HTTP', function () {
       const withStatus = await lister.get('/datasets', { page_size: 1, include_parsing_status: true });
       const d = withStatus.body.data[0];
       for (const k of ['unstart_count', 'running_count', 'cancel_count', 'done_count', 'fail_count']) assert.equal(d[k], 0, k);
+    });
+  });
+
+  describe('get one', () => {
+    it("answers RAGFlow's one-dataset view: the list fields, its files' total size in bytes, and connectors", async () => {
+      const ds = (await api.post('/datasets', { name: 'one-view' })).body.data;
+      const files = [{ name: 'a.txt', bytes: Buffer.from('twelve bytes') }, { name: 'b.txt', bytes: Buffer.from('x'.repeat(1000)) }];
+      assert.equal((await upload(api, ds.id, files)).status, 200);
+      const res = await api.get(`/datasets/${ds.id}`);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.data.id, ds.id);
+      assert.equal(res.body.data.document_count, 2);
+      assert.equal(res.body.data.size, 1012);
+      assert.deepEqual(res.body.data.connectors, [], 'Cairn has no external data-source connectors');
+      assert.equal((await api.get(`/datasets/${'0'.repeat(32)}`)).status, 404);
     });
   });
 

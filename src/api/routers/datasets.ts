@@ -67,7 +67,7 @@ export function datasetRoutes(datasets: DatasetService, embeddingCheck: Embeddin
     }),
     route({
       method: 'get', path: '/datasets/:dataset_id', tag: 'datasets', summary: 'Get a dataset',
-      handler: async ({ principal, params }) => datasets.view(await datasets.get(principal, params.dataset_id), true),
+      handler: ({ principal, params }) => datasets.detail(principal, params.dataset_id),
     }),
     route({
       method: 'put', path: '/datasets/:dataset_id', tag: 'datasets', summary: 'Update a dataset', body: updateBody,
