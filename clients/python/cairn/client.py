@@ -174,13 +174,16 @@ class Client:
     def get_agent(self, agent_id: str) -> "Agent":
         return Agent(self, self._call("GET", f"/agents/{agent_id}")["data"])
 
-    def create_agent(self, title: str, dsl: dict, description: str | None = None, canvas_type: str | None = None,
-                     release: bool | None = None) -> "Agent":
-        """Creates an agent from a canvas DSL; ``release=True`` also publishes it. RAGFlow's SDK returns
-        nothing here; the new :class:`Agent` is returned (code that ignores the result is unaffected).
-        A title already used (case-insensitively) or an invalid DSL raise CairnError 400."""
-        body = drop_none({"title": title, "dsl": plain(dsl), "description": description, "canvas_type": canvas_type,
-                          "release": release})
+    def create_agent(self, title: str, dsl: dict | None = None, description: str | None = None, canvas_type: str | None = None,
+                     release: bool | None = None, template_id: str | None = None,
+                     dataset_ids: list[str] | None = None) -> "Agent":
+        """Creates an agent from a canvas DSL, or from a template (``template_id``, one of ``GET
+        /agents/templates``; ``dataset_ids`` go to its Retrieval components); ``release=True`` also publishes
+        it. RAGFlow's SDK returns nothing here; the new :class:`Agent` is returned (code that ignores the
+        result is unaffected). A title already used (case-insensitively) or an invalid DSL raise CairnError 400."""
+        body = drop_none({"title": title, "dsl": plain(dsl) if dsl is not None else None, "description": description,
+                          "canvas_type": canvas_type, "release": release, "template_id": template_id,
+                          "dataset_ids": dataset_ids})
         return Agent(self, self._call("POST", "/agents", json=body).get("data") or {})
 
     def update_agent(self, agent_id: str, title: str | None = None, description: str | None = None,
