@@ -16,6 +16,7 @@
  *   not a key.
  */
 import type { Outputs } from './dsl.js';
+import { isRecord } from '../records.js';
 
 /** What references resolve against. */
 export interface Scope {
@@ -65,9 +66,6 @@ function normalizeGlobalKey(key: string): string {
   return m ? `${m[1]!.toLowerCase()}.${key.slice(m[0].length)}` : key;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Walk `path` (dot-separated) into `value` as RAGFlow's `get_variable_param_value` does. */
 export function walkPath(value: unknown, path: string): unknown {

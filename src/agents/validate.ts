@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
 import { COMPONENT_NAMES, type CanvasDsl, type ComponentName } from './dsl.js';
 import { isExternalComponent } from './external.js';
+import { isRecord } from '../records.js';
 
 /** A DSL that cannot be stored or run; the message names the component id and the param. */
 export class DslError extends Error {
@@ -111,9 +112,6 @@ function resolveLocalRef(schema: JsonSchema, _from: string): JsonSchema | undefi
   return cur as JsonSchema | undefined;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** `/prompts/0/role` -> `prompts[0].role`; odd keys quoted: `category_description["Negative review "].to`. */
 export function paramPath(segments: (string | number)[]): string {

@@ -8,7 +8,8 @@
  */
 import type { CanvasDsl, InputField, Outputs, RunInputs } from '../dsl.js';
 import { NEXT_OUTPUT } from '../dsl.js';
-import { REF_PATTERN_SOURCE, renderTemplate, resolveRef, stringifyValue, stripRef, type Scope } from '../refs.js';
+import { REF_PATTERN_SOURCE, resolveRef, stringifyValue, stripRef, type Scope } from '../refs.js';
+import { isRecord } from '../../records.js';
 
 type Params = Record<string, unknown>;
 
@@ -18,9 +19,6 @@ export interface ChatMessage {
   content: string;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Python truthiness: null, "", 0, false, [] and {} are false. */
 export function truthy(v: unknown): boolean {
@@ -206,9 +204,6 @@ function renderTips(tips: string, scope: Scope): string {
 // ---------------------------------------------------------------------------------------------------
 // Switch
 
-/** Operator spellings: RAGFlow's, plus ASCII `!=`, `>=`, `<=`. */
-export const SWITCH_OPERATORS = ['contains', 'not contains', 'start with', 'end with', 'empty', 'not empty', '=', '≠', '!=', '>', '<', '≥', '>=', '≤', '<='] as const;
-
 /** A number when `v` is one or is text that reads as one (not "", not NaN); else undefined. */
 function asNumber(v: unknown): number | undefined {
   if (typeof v === 'number') return Number.isNaN(v) ? undefined : v;
@@ -306,17 +301,6 @@ export function evaluateSwitch(params: Params, scope: Scope, nameOf: (id: string
     if (results.length && results.every(Boolean)) return route(cond.to);
   }
   return route(params.end_cpn_ids);
-}
-
-/** Switch's inputs as node_finished shows them: each tested reference -> its value. */
-export function switchInputs(params: Params, scope: Scope): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const cond of Array.isArray(params.conditions) ? (params.conditions as SwitchCondition[]) : []) {
-    for (const item of cond.items ?? []) {
-      if (item.cpn_id) out[item.cpn_id] = resolveRef(item.cpn_id, scope);
-    }
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -449,11 +433,6 @@ export function pickTemplate(params: Params, random: number): string {
   return templates[idx]!;
 }
 
-/** A Message's content rendered with `random` choosing the template. */
-export function renderMessage(params: Params, scope: Scope, random: number): string {
-  return renderTemplate(pickTemplate(params, random), scope);
-}
-
 /** The editor's node name of a component (graph `nodes[].data.name`), "" when it has none. */
 export function graphNodeName(dsl: Pick<CanvasDsl, 'graph'>, componentId: string): string {
   const graph = dsl.graph;
@@ -462,17 +441,6 @@ export function graphNodeName(dsl: Pick<CanvasDsl, 'graph'>, componentId: string
     if (isRecord(node) && node.id === componentId && isRecord(node.data) && typeof node.data.name === 'string') return node.data.name;
   }
   return '';
-}
-
-/** Component id -> graph node name for every node that has one. */
-export function graphNodeNames(dsl: Pick<CanvasDsl, 'graph'>): Record<string, string> {
-  const names: Record<string, string> = {};
-  const graph = dsl.graph;
-  if (!isRecord(graph) || !Array.isArray(graph.nodes)) return names;
-  for (const node of graph.nodes) {
-    if (isRecord(node) && typeof node.id === 'string' && isRecord(node.data) && typeof node.data.name === 'string') names[node.id] = node.data.name;
-  }
-  return names;
 }
 
 /** The last `n` exchanges (2n entries) of the DSL's `history` as chat messages (RAGFlow `get_history`). */

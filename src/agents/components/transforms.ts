@@ -27,12 +27,10 @@
 import type { Outputs } from '../dsl.js';
 import { isWholeRef, renderTemplate, resolveRef, splitTemplate, stringifyValue, stripRef, type Scope } from '../refs.js';
 import { truthy } from './pure.js';
+import { isRecord } from '../../records.js';
 
 type Params = Record<string, unknown>;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function hasOwn(obj: Record<string, unknown>, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(obj, key);
@@ -508,8 +506,6 @@ function mergeText(script: unknown, delimiters: string[], scope: Scope): string 
 
 /** DataOperations' operations (RAGFlow `DataOperationsParam.check`). */
 export const DATA_OPERATIONS = ['select_keys', 'literal_eval', 'combine', 'filter_values', 'append_or_update', 'remove_keys', 'rename_keys'] as const;
-/** Filter operators of DataOperations `filter_values` and ListOperations `filter` (`!=` is Cairn's alias of `≠`). */
-export const FILTER_OPERATORS = ['=', '≠', '!=', 'contains', 'start with', 'end with'] as const;
 
 /**
  * The objects DataOperations works on: each reference in `query` (a list, or one reference) resolved;

@@ -6,6 +6,7 @@
  * NOT pure (reads files): the API imports it; workflow code never does.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { isRecord } from '../../records.js';
 
 export interface AgentTemplate {
   id: string;
@@ -23,9 +24,6 @@ const DIR = new URL('./', import.meta.url);
 
 let loaded: AgentTemplate[] | undefined;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function texts(v: unknown, what: string, file: string): Record<string, string> {
   if (!isRecord(v) || typeof v.en !== 'string' || !v.en) throw new Error(`agent template ${file}: ${what}.en is missing`);

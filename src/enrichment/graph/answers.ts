@@ -1,5 +1,6 @@
 import { stripThink } from '../../models/think.js';
 import type { Extraction, RawEntity, RawRelation } from './types.js';
+import { isRecord } from '../../records.js';
 
 /**
  * Reading the model's graph answers. Models wrap JSON in fences and chatter, cut it off at their token
@@ -56,7 +57,6 @@ function relationOf(item: Record<string, unknown>): RawRelation | undefined {
   };
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 const isRelationLike = (o: Record<string, unknown>) => ('source' in o && 'target' in o) || ('src_id' in o && 'tgt_id' in o) || ('from' in o && 'to' in o);
 
 /** JSON.parse, or undefined. */
