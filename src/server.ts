@@ -46,7 +46,7 @@ import { SessionService } from './services/sessions.js';
 import { ConversationService } from './services/conversations.js';
 import type { RouteSpec } from './api/routes.js';
 import { withMcp } from './mcp/http-transport.js';
-import { builtinChatStatus } from './models/builtin/chat-model.js';
+import { builtinChatStatus, checkBuiltinChat } from './models/builtin/chat-model.js';
 import { AgentService } from './services/agents.js';
 import { AgentSessionService } from './services/agent-sessions.js';
 import { agentRoutes } from './api/routers/agents.js';
@@ -151,7 +151,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
           { name: 'database', check: () => store.ping() },
           { name: 'index', check: () => index.ping() },
           { name: 'temporal', check: () => workflows.ping() },
-          { name: 'chat_model', check: async () => {}, details: () => ({ ...builtinChatStatus() }) },
+          { name: 'chat_model', check: () => checkBuiltinChat(), details: () => ({ ...builtinChatStatus() }) },
         ],
         () => routes,
         config.temporalUiUrl ?? (!config.temporalAddress && config.temporalUiPort ? `http://127.0.0.1:${config.temporalUiPort}` : undefined),

@@ -4,6 +4,8 @@ import { AnswerStreamer, parseToolReply, toGrammarSchema, toolCallsText, toolIns
 import { chatWorkerStatus, generateInWorker } from './chat-host.js';
 import { DEFAULT_ANSWER_TOKENS, REPEAT_PENALTY, chatSettingsFromEnv, type ChatEngineConfig, type ChatEngineSettings, type ChatEngineStatus, type GenerateRequest, type Sampling } from './chat-protocol.js';
 import { BUILTIN_FACTORY, SMOLLM2_135M_INSTRUCT, type BuiltinChatSpec } from './spec.js';
+import { locateChatModelFile } from './locate.js';
+import { configEnv, type SettingsEnv } from '../../config-schema.js';
 
 export interface BuiltinChatOptions {
   spec?: BuiltinChatSpec;
@@ -211,6 +213,16 @@ export function builtinChatModel(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT):
     shared.set(spec.name, model);
   }
   return model;
+}
+
+/**
+ * The health check of the built-in chat model, without loading it: its file must be where the model loads
+ * it from, and its last load must not have failed. Throws naming what is wrong.
+ */
+export async function checkBuiltinChat(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT, env: SettingsEnv = configEnv()): Promise<void> {
+  locateChatModelFile(spec, env);
+  const status = builtinChatStatus(spec);
+  if (status.state === 'failed') throw new Error(`${spec.name} failed to load: ${status.error ?? 'no reason given'}`);
 }
 
 /** Status of the process-wide built-in chat model, without loading it (for healthz). */
