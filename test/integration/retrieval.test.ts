@@ -73,6 +73,13 @@ describe('retrieval over HTTP', () => {
     assert.equal((await api.post('/retrieval', { question: 'x' })).status, 400);
   });
 
+  it("takes RAGFlow's toc_enhance: false as its SDK sends it, and refuses true (no tables of contents) with a 400 saying so", async () => {
+    assert.equal((await retrieve({ question: 'summit', toc_enhance: false })).status, 200);
+    const refused = await retrieve({ question: 'summit', toc_enhance: true });
+    assert.equal(refused.status, 400);
+    assert.match(refused.body.message, /`toc_enhance` is not supported/);
+  });
+
   it('restricts to document_ids', async () => {
     const res = (await retrieve({ question: 'cairns', document_ids: [docB], similarity_threshold: 0 })).body.data;
     assert.ok(res.chunks.length > 0);

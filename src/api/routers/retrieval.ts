@@ -43,6 +43,7 @@ const retrievalBody = {
       },
     },
     use_kg: { type: ['boolean', 'null'] },
+    /** Accepted as RAGFlow's SDK sends it (false); true is refused (no tables of contents). */
     toc_enhance: { type: ['boolean', 'null'] },
   },
 };
@@ -103,6 +104,8 @@ export function retrievalRoutes(retrieval: RetrievalService, datasetSearch: Data
     route({
       method: 'post', path: '/retrieval', tag: 'retrieval', summary: 'Retrieve chunks by hybrid full-text and vector similarity', body: retrievalBody, admission: 'short',
       handler: async ({ principal, body, res }) => {
+        // RAGFlow's SDK sends toc_enhance: false; true asks for a table-of-contents pass Cairn has nothing for.
+        if (body.toc_enhance) throw badRequest("`toc_enhance` is not supported: it ranks by each document's table of contents, which Cairn does not build; leave it false");
         const { timings, ...result } = await retrieval.retrieve(principal, { ...body, highlight: body.highlight ?? undefined });
         res.locals.timings = timings;
         return result;
