@@ -271,11 +271,11 @@ describe('agents: pure components', () => {
   });
 
   describe('purity', () => {
-    for (const file of ['src/agents/refs.ts', 'src/agents/components/pure.ts']) {
+    for (const file of ['src/agents/refs.ts', 'src/agents/components/pure.ts', 'src/records.ts']) {
       it(`${file} imports only pure modules and uses no Node APIs or clocks (workflow code imports it)`, () => {
         const source = readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
         const imports = [...source.matchAll(/^import\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]!);
-        for (const spec of imports) assert.match(spec, /^\.{1,2}\/(\.\.\/)?(dsl|refs)\.js$/, `${file} imports ${spec}`);
+        for (const spec of imports) assert.match(spec, /^\.{1,2}\/(\.\.\/)?(dsl|refs|records)\.js$/, `${file} imports ${spec}`);
         assert.doesNotMatch(source, /\b(process\.|Buffer\b|Date\.now|new Date|Math\.random|require\(|setTimeout|crypto\.)/);
       });
     }
