@@ -14,7 +14,8 @@ import { summarize } from '../text/summary.js';
 import { nowMs, toDateTime } from '../time.js';
 import { chunkImageKey } from './blob-keys.js';
 import { chunkVectors } from './chunk-vectors.js';
-import { decodeImage, stackVertically } from './images.js';
+import { decodeImage, imageContentType, stackVertically } from './images.js';
+import { isId } from '../ids.js';
 import { raptorMark } from '../enrichment/raptor/mark.js';
 
 /** Spec "Errors": 1001 Invalid Chunk ID (HTTP 404), 1002 Chunk Update Failed (HTTP 400). */
@@ -149,14 +150,28 @@ export class ChunkService {
     return { deleted, success_count: deleted, errors };
   }
 
-  /** The image bytes behind an image_id (`{dataset_id}-{chunk_id}`), for a caller who may see the dataset. */
-  async image(p: Principal, imageId: string): Promise<Buffer> {
-    const [datasetId, chunkId] = imageId.split('-');
-    if (!datasetId || !chunkId) throw notFound(`Image ${imageId} not found`);
+  /**
+   * The image behind an image id `{dataset_id}-{object_key}` (RAGFlow splits on the first hyphen only),
+   * for a caller who may see the dataset: a chunk's image (`image_id` of chunks, `img_id` of chat
+   * references), or, for the id of an image document of that dataset, its original file.
+   */
+  async image(p: Principal, imageId: string): Promise<{ bytes: Buffer; contentType: string }> {
+    const cut = imageId.indexOf('-');
+    const datasetId = cut > 0 ? imageId.slice(0, cut) : '';
+    const key = cut > 0 ? imageId.slice(cut + 1) : '';
+    if (!datasetId || !key) throw notFound(`Image '${imageId}' not found: an image id is {dataset_id}-{chunk_id}, as chunks' image_id`);
     const ds = await this.documents.datasetFor(p, datasetId);
-    const bytes = await this.blobs.get(chunkImageKey(ds.id, chunkId));
-    if (!bytes) throw notFound(`Image ${imageId} not found`);
-    return bytes;
+    const missing = notFound(`Image '${imageId}' not found: dataset ${ds.id} has no chunk image or image document with id '${key}'`);
+    // Chunk and document ids are 32 hex characters; anything else (a path, `..`) names no stored image.
+    if (!isId(key)) throw missing;
+    const stored = await this.blobs.get(chunkImageKey(ds.id, key));
+    if (stored) return { bytes: stored, contentType: imageContentType(stored) ?? 'application/octet-stream' };
+    const doc = await this.store.documents.byId(key);
+    if (!doc || doc.dataset_id !== ds.id) throw missing;
+    const file = await this.blobs.get(doc.location);
+    const type = file && imageContentType(file);
+    if (!file || !type) throw notFound(`Image '${imageId}' not found: document ${doc.name} ${file ? 'is not an image' : 'is missing from storage'}`);
+    return { bytes: file, contentType: type };
   }
 
   /** A new image goes below the chunk's existing one. */

@@ -31,6 +31,22 @@ export async function stackVertically(top: Uint8Array, below: Uint8Array): Promi
   return canvas.encode('png');
 }
 
+/**
+ * The MIME type of image bytes by their signature (PNG, JPEG, GIF, WebP, BMP, TIFF), as RAGFlow's image
+ * route detects it; undefined for anything else (SVG included: it is served as a download, never rendered).
+ */
+export function imageContentType(b: Uint8Array): string | undefined {
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  if (isPng(buf)) return 'image/png';
+  if (isJpeg(buf)) return 'image/jpeg';
+  if (isGif(buf)) return 'image/gif';
+  if (isWebp(buf)) return 'image/webp';
+  if (buf.subarray(0, 2).toString('latin1') === 'BM') return 'image/bmp';
+  const tiff = buf.subarray(0, 4).toString('hex');
+  if (tiff === '49492a00' || tiff === '4d4d002a') return 'image/tiff';
+  return undefined;
+}
+
 const isPng = (b: Buffer) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
 const isJpeg = (b: Buffer) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
 const isGif = (b: Buffer) => b.subarray(0, 4).toString('latin1') === 'GIF8';

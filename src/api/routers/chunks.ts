@@ -6,6 +6,8 @@ import { LIMITS, list, pagingQuery, text } from '../schemas.js';
 /** Keywords, questions, tags of a chunk. */
 const strings = list(text(LIMITS.text));
 /** Chunk ids in one delete: a document can have thousands of chunks. */
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp', 'image/tiff', 'application/octet-stream'];
+
 const chunkIds = { ...list(text(LIMITS.id), LIMITS.chunkIds), type: ['array', 'null'] };
 
 const addBody = {
@@ -84,11 +86,15 @@ export function chunkRoutes(chunks: ChunkService): RouteSpec[] {
       },
     }),
     route({
-      method: 'get', path: '/documents/images/:image_id', tag: 'chunks', summary: 'The image of a chunk', raw: true,
-      responses: { '200': { description: 'The image (JPEG or PNG)', content: { 'image/jpeg': { type: 'string', format: 'binary' }, 'image/png': { type: 'string', format: 'binary' } } } },
+      method: 'get', path: '/documents/images/:image_id', tag: 'chunks', raw: true, beta: true,
+      summary: "An image by id `{dataset_id}-{chunk_id}` (chunks' image_id, references' img_id), or an image document's file by `{dataset_id}-{document_id}`; an API key's beta token is accepted",
+      responses: { '200': { description: 'The image (PNG, JPEG, GIF, WebP, BMP or TIFF; other stored bytes as application/octet-stream)', content: Object.fromEntries(IMAGE_TYPES.map((t) => [t, { type: 'string', format: 'binary' }])) } },
       handler: async ({ principal, params, res }) => {
-        const bytes = await chunks.image(principal, params.image_id);
-        res.type(bytes[0] === 0xff ? 'image/jpeg' : 'image/png').end(bytes);
+        const { bytes, contentType } = await chunks.image(principal, params.image_id);
+        res.setHeader('Content-Type', contentType);
+        res.setHeader('Content-Length', String(bytes.byteLength));
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        res.end(bytes);
       },
     }),
   ];

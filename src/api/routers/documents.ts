@@ -121,6 +121,12 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
       handler: async ({ principal, params, res }) => sendFile(res, await documents.downloadById(principal, params.document_id)),
     }),
     route({
+      method: 'get', path: '/documents/artifact/:filename', tag: 'documents', raw: true,
+      summary: "A file an agent's CodeExec sandbox produced (RAGFlow's sandbox artifacts): Cairn's sandbox keeps no files, so a valid name is a 404 saying so",
+      query: { type: 'object', properties: { session_id: text(LIMITS.id) } },
+      handler: ({ params }) => artifact(params.filename),
+    }),
+    route({
       method: 'delete', path: base, tag: 'documents', summary: 'Delete documents (ids, or delete_all)', body: deleteBody,
       handler: async ({ principal, params, body }) => {
         const result = await documents.delete(principal, params.dataset_id, body.ids, body.delete_all ?? false);
@@ -140,6 +146,21 @@ const FILE_RESPONSES = {
     content: { '*/*': { type: 'string', format: 'binary' } },
   },
 };
+
+/** The file types RAGFlow serves as sandbox artifacts (its ARTIFACT_CONTENT_TYPES). */
+const ARTIFACT_EXTENSIONS = ['.png', '.jpg', '.jpeg', '.svg', '.pdf', '.csv', '.json', '.html'];
+
+/**
+ * RAGFlow's `GET /documents/artifact/{filename}` serves the files a CodeExec script wrote, from its sandbox
+ * artifact storage. Cairn's sandbox has no file system (CodeExec's `_ARTIFACTS` is always []), so no
+ * artifact exists: the name is checked as RAGFlow checks it (400), and a valid one is a 404 that says why.
+ */
+function artifact(filename: string): never {
+  if (!/^[\w.-]+$/.test(filename) || filename === '.' || filename === '..') throw badRequest(`Invalid filename: '${filename}' (a file name without a path)`);
+  const ext = /\.[^.]+$/.exec(filename.toLowerCase())?.[0];
+  if (!ext || !ARTIFACT_EXTENSIONS.includes(ext)) throw badRequest(`Invalid file type: '${filename}' (artifacts are ${ARTIFACT_EXTENSIONS.join(', ')})`);
+  throw new ApiError(404, `Artifact '${filename}' not found: Cairn's CodeExec sandbox keeps no files, so agent runs produce no artifacts`);
+}
 
 function sendFile(res: Response, file: { name: string; bytes: Uint8Array; contentType: string }): void {
   res.setHeader('Content-Type', file.contentType);
