@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WORKFLOWS, workflowIds, workflowTaskQueue } from './task-queues.js';
+import { startWorkflow } from './workflow-starts.js';
 import type { MemoryExtractionInput, MemoryTasks } from '../memories/types.js';
 
 /**
@@ -19,7 +20,7 @@ export class TemporalMemoryTasks implements MemoryTasks {
 
   async startExtraction(input: MemoryExtractionInput): Promise<void> {
     try {
-      await this.client().workflow.start(WORKFLOWS.memoryExtraction, {
+      await startWorkflow(this.client(), WORKFLOWS.memoryExtraction, {
         taskQueue: workflowTaskQueue(WORKFLOWS.memoryExtraction, this.taskQueue),
         workflowId: workflowIds.memoryExtraction(input.memoryId, input.messageId),
         args: [input],

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type WorkflowName } from './task-queues.js';
+import { startWorkflow, type WorkflowArgs } from './workflow-starts.js';
 import type { AgentRunInput } from '../agents/run-types.js';
 import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl, ParseLabels } from '../services/documents.js';
 import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
 import type { DatasetIndexType } from '../store/enrichment.js';
 
-const DATASET_INDEX_WORKFLOWS: Record<DatasetIndexType, WorkflowName> = { raptor: WORKFLOWS.raptorIndex, graph: WORKFLOWS.graphIndex };
+const DATASET_INDEX_WORKFLOWS = { raptor: WORKFLOWS.raptorIndex, graph: WORKFLOWS.graphIndex } as const satisfies Record<DatasetIndexType, WorkflowName>;
 
 /** Starts and controls Cairn's workflows, each on the task queue of the worker role that runs it. */
 export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetIndexControl {
@@ -67,7 +68,7 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
   /** Starts a turn of an agent session; false when a turn of that session is still running. */
   async startAgentRun(input: AgentRunInput): Promise<boolean> {
     try {
-      await this.client.workflow.start(WORKFLOWS.agentRun, {
+      await startWorkflow(this.client, WORKFLOWS.agentRun, {
         taskQueue: workflowTaskQueue(WORKFLOWS.agentRun, this.taskQueue),
         workflowId: workflowIds.agentRun(input.agentId, input.sessionId),
         args: [input],
@@ -144,10 +145,13 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     return counts;
   }
 
-  /** Starts a workflow unless one with the same id is already running; `memo` is shown in the Temporal UI. */
-  async startOnce(type: WorkflowName, workflowId: string, args: unknown[], memo?: Record<string, string>): Promise<boolean> {
+  /**
+   * Starts a workflow unless one with the same id is already running; `memo` is shown in the Temporal UI.
+   * `args` are those of the workflow named `type` (workflow-starts.ts): a wrong input does not compile.
+   */
+  async startOnce<N extends WorkflowName>(type: N, workflowId: string, args: WorkflowArgs<N>, memo?: Record<string, string>): Promise<boolean> {
     try {
-      await this.client.workflow.start(type, { taskQueue: workflowTaskQueue(type, this.taskQueue), workflowId, args, ...(memo ? { memo } : {}) });
+      await startWorkflow(this.client, type, { taskQueue: workflowTaskQueue(type, this.taskQueue), workflowId, args, ...(memo ? { memo } : {}) });
       return true;
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;

@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { MetaStore } from '../../store/index.js';
 import { WORKFLOWS, workflowIds } from '../../engine/task-queues.js';
+import { startWorkflow } from '../../engine/workflow-starts.js';
 import type { DatasetIndexInput } from '../../services/dataset-indexes.js';
 import { graphSettings } from './settings.js';
 import { GRAPH_RERUN_SIGNAL } from './signals.js';
@@ -32,7 +33,7 @@ export async function requestGraphAfterParse(store: MetaStore, client: Client, t
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
     try {
-      await client.workflow.start(WORKFLOWS.graphIndex, { taskQueue, workflowId, args: [input] });
+      await startWorkflow(client, WORKFLOWS.graphIndex, { taskQueue, workflowId, args: [input] });
       return 'started';
     } catch (err) {
       // Another parse started it a moment ago: ask that one for another pass.

@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WORKFLOWS, workflowIds, workflowTaskQueue } from '../../engine/task-queues.js';
+import { startWorkflow } from '../../engine/workflow-starts.js';
 import type { DatasetIndexInput } from '../../services/dataset-indexes.js';
 import type { MetaStore } from '../../store/index.js';
 import { newId } from '../../ids.js';
@@ -46,7 +47,7 @@ export class TemporalRaptorJobs implements RaptorJobs {
 
   async start(input: DatasetIndexInput): Promise<boolean> {
     try {
-      await this.client().workflow.start(WORKFLOWS.raptorIndex, {
+      await startWorkflow(this.client(), WORKFLOWS.raptorIndex, {
         taskQueue: workflowTaskQueue(WORKFLOWS.raptorIndex, this.taskQueue),
         workflowId: workflowIds.datasetIndex('raptor', input.datasetId),
         args: [input],
