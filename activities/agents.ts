@@ -130,7 +130,7 @@ export function agentActivities(deps: ActivityDeps) {
       component(input, async (signal) => {
         const { code } = deps.agentLimits;
         const timeoutMs = Math.min(code.timeoutMs, input.timeoutSec * 1000);
-        return { outputs: await runCode((input.call as Call<'CodeExec'>).params, signal, { timeoutMs, memoryMb: code.memoryMb }) };
+        return { outputs: await runCode((input.call as Call<'CodeExec'>).params, signal, { ...code, timeoutMs }) };
       }),
 
     /** Persists the turn in its session (once, whatever the retries), then sends the last events and closes the log. */

@@ -7,7 +7,6 @@ import type { DocumentRow } from '../src/store/documents.js';
 import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
 import type { IndexedChunk } from '../src/index/types.js';
-import { parserPool } from '../src/parsing/parser-pool.js';
 import { chunkFile, draftTokens, encodeChunks, type ChunkRequest, type EncodedChunks } from '../src/chunking/chunk-file.js';
 import type { ExtractOptions } from '../src/parsing/extractor.js';
 import type { ChunkMethod } from '../src/chunking/index.js';
@@ -17,7 +16,6 @@ import { nowMs, toDateTime } from '../src/time.js';
 import { nextTurn } from '../src/batching.js';
 import { readJson, readVectors, workPrefix, writeJson, writeVectors } from './work-files.js';
 import { enrichChunks as generateKeywords, enrichmentLabel, keywordSettings, wantsEnrichment, type EnrichmentProgress, type KeywordSettings } from '../src/enrichment/keywords.js';
-import { enrichConcurrency } from '../src/enrichment/concurrency.js';
 import { ModelError } from '../src/models/types.js';
 import { raptorEnabled } from '../src/enrichment/raptor/settings.js';
 import { graphSettings } from '../src/enrichment/graph/settings.js';
@@ -64,10 +62,7 @@ const BANDS = { extract: [0.02, 0.4], chunk: [0.4, 0.45], enrich: [0.45, 0.75], 
 /** Thrown when the run is no longer the document's current one: the workflow ends without writing. */
 const STALE = 'StaleRun';
 
-export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
-  // Built now so that invalid CAIRN_PARSE_* settings stop the worker at start, not each parse.
-  const parsers = parserPool();
-  const concurrency = enrichConcurrency();
+export function parseActivities({ store, index, blobs, models, parsers, enrichConcurrency: concurrency }: ActivityDeps) {
 
   /** The document, if this run is still its current RUNNING run; otherwise a non-retryable StaleRun. */
   async function currentRun(ref: RunRef): Promise<DocumentRow> {

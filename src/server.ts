@@ -95,6 +95,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     if (!temporalAddress) {
       const dev: DevServer = await startDevServer({
         rootDir: config.rootDir,
+        temporalBin: config.temporalBin,
         dbFile: path.join(config.dataDir, 'temporal.db'),
         port: config.temporalPort,
         uiPort: config.temporalUiPort || undefined,
@@ -114,6 +115,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         taskQueue: config.taskQueue,
         rootDir: config.rootDir,
         roles: config.workerRoles,
+        parserProcesses: config.parsing.ceilings.processes,
         activitiesOf: (role) => roleActivities(role, deps),
         onFatal: (err) => log.error({ err }, 'temporal worker stopped'),
       });

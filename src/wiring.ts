@@ -21,6 +21,8 @@ import type { MilvusLocation } from './index/location.js';
 import type { MilvusChunkIndex } from './index/milvus/milvus-index.js';
 import type { MilvusMemoryIndex } from './index/milvus/memory-index.js';
 import type { MemoryIndex } from './index/memory-types.js';
+import { ParserPool } from './parsing/parser-pool.js';
+import { useBuiltinModelSettings } from './models/builtin/settings.js';
 
 /** The embedded chunk index's cache bounds (CAIRN_CACHE_*). */
 export function indexCaches(config: Config) {
@@ -83,6 +85,8 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
   const index = milvus?.chunks ?? embeddedChunkIndex(config, indexDb);
   const memories: MemoryIndex = milvus?.memories ?? new SqliteMemoryIndex(indexDb);
   const urls = { allowPrivate: config.allowPrivateUrls, allowList: config.privateUrlAllowList };
+  // Parser processes start with the first file, so a process that parses nothing starts none.
+  const parsers = new ParserPool({ ...config.parsing.ceilings, limits: config.parsing.limits });
   return {
     store,
     index,
@@ -94,8 +98,11 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
     urlGuard: async (url) => {
       await checkUrl(new URL(url), urls, 'MCP server');
     },
-    agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb } },
+    agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb, keepWarm: config.sandboxWarm } },
+    parsers,
+    enrichConcurrency: config.enrichConcurrency,
     close: async () => {
+      await parsers.stop();
       if (index instanceof ThreadedSqliteChunkIndex) await index.close();
       await milvus?.memories.close();
       await milvus?.chunks.close();
@@ -119,6 +126,7 @@ export interface Backends extends ActivityDeps {
  * on a metadata transaction that is between two of its statements.
  */
 export async function openBackends(config: Config): Promise<Backends> {
+  useBuiltinModelSettings(config.builtinModels);
   const indexDb = openEmbeddedIndexDb(config);
   const checkpointer = indexDb.memory ? undefined : new WalCheckpointer(indexDb);
   const closeIndexDb = async () => {

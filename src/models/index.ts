@@ -25,7 +25,7 @@ export {
 } from './builtin/spec.js';
 export { BuiltinEmbeddingModel, builtinEmbeddingModel } from './builtin/embedding-model.js';
 export { BuiltinChatModel, builtinChatModel, builtinChatStatus, type BuiltinChatOptions } from './builtin/chat-model.js';
-export { CHAT_ENV, chatSettingsFromEnv, type ChatEngineSettings, type ChatEngineStatus } from './builtin/chat-protocol.js';
+export type { ChatEngineSettings, ChatEngineStatus } from './builtin/chat-protocol.js';
 export { locateModelFiles, locateChatModelFile, MODEL_DIR_ENV, CHAT_MODEL_FILE_ENV } from './builtin/locate.js';
 export { OllamaServer, OllamaChatModel, OllamaEmbeddingModel } from './ollama.js';
 export { OpenAIChatModel, OpenAIEmbeddingModel } from './openai-compat.js';

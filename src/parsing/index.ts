@@ -13,7 +13,7 @@ import { extractCsv, extractXls } from './extractors/sheetjs.js';
 import { extractXlsx } from './extractors/xlsx.js';
 import { extensionOf, FORMAT_LABELS, formatOf, type FormatKind } from './formats.js';
 import { guardInput } from './guards.js';
-import { parseLimitsFrom, type ParseLimits } from './limits.js';
+import { DEFAULT_PARSE_LIMITS, type ParseLimits } from './limits.js';
 import { resolveFormat } from './sniff.js';
 import type { ExtractedDocument } from './types.js';
 
@@ -105,6 +105,6 @@ async function extractAt(bytes: Uint8Array, filename: string, options: ExtractOp
  * OcrEngineError when OCR cannot start, and the signal's reason when aborted.
  */
 export async function extract(bytes: Uint8Array, filename: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
-  return extractAt(bytes, filename, { ...options, limits: options.limits ?? parseLimitsFrom() }, 0);
+  return extractAt(bytes, filename, { ...options, limits: options.limits ?? DEFAULT_PARSE_LIMITS }, 0);
 }
 

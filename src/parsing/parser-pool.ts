@@ -6,7 +6,7 @@ import { ParseLimitError } from './errors.js';
 import type { ChunkRequest, EncodedChunks } from '../chunking/chunk-file.js';
 import type { ExtractOptions } from './extractor.js';
 import { refuseBeforeParsing } from './guards.js';
-import { LIMIT_VARIABLES, parseLimitsFrom, parserCeilingsFrom, type ParseLimits, type ParserCeilings } from './limits.js';
+import { LIMIT_VARIABLES, type ParseLimits, type ParserCeilings } from './limits.js';
 import type { ExtractedDocument } from './types.js';
 
 export interface ParserPoolOptions extends ParserCeilings {
@@ -87,6 +87,9 @@ const lastLine = (text: string): string =>
  * Worker threads cannot do this: their resourceLimits do not count ArrayBuffers or native memory, and a
  * thread that runs out takes its whole process down (docs/parsing-limits.md).
  */
+/** What the parse activities need of the parser processes (the port ActivityDeps carries). */
+export type DocumentParsers = Pick<ParserPool, 'extract' | 'extractAndChunk'>;
+
 export class ParserPool {
   private readonly children: Child[] = [];
   private readonly queue: Job[] = [];
@@ -305,12 +308,4 @@ export class ParserPool {
     }, WATCH_MS);
     this.watchdog.unref();
   }
-}
-
-let shared: ParserPool | undefined;
-
-/** The process-wide pool, configured from CAIRN_PARSE_* (docs/parsing-limits.md); invalid settings throw here. */
-export function parserPool(): ParserPool {
-  shared ??= new ParserPool({ ...parserCeilingsFrom(), limits: parseLimitsFrom() });
-  return shared;
 }

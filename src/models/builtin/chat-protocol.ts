@@ -2,11 +2,9 @@
  * What the API thread and the built-in chat model's worker thread share: settings, the status
  * reported in healthz, and the messages between them. No node-llama-cpp at runtime here.
  */
-import { availableParallelism } from 'node:os';
 import type { ChatHistoryItem } from 'node-llama-cpp';
 import type { TokenUsage } from '../types.js';
-import { BUILTIN_FACTORY, SMOLLM2_135M_INSTRUCT, type BuiltinChatSpec } from './spec.js';
-import { configEnv, type SettingsEnv } from '../../config-schema.js';
+import { BUILTIN_FACTORY, type BuiltinChatSpec } from './spec.js';
 
 export interface ChatEngineSettings {
   /** Tokens of context per sequence (prompt + answer). */
@@ -23,40 +21,6 @@ export interface ChatEngineConfig extends ChatEngineSettings {
   spec: BuiltinChatSpec;
   /** The GGUF file; located with locateChatModelFile() when the model loads, when omitted. */
   file?: string;
-}
-
-/** Environment variables of the built-in chat model (documented in the README). */
-export const CHAT_ENV = {
-  contextSize: 'CAIRN_CHAT_CONTEXT',
-  parallel: 'CAIRN_CHAT_PARALLEL',
-  threads: 'CAIRN_CHAT_THREADS',
-  maxQueue: 'CAIRN_CHAT_QUEUE',
-} as const;
-
-function positiveInt(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return value !== undefined && value !== '' && Number.isInteger(n) && n > 0 ? n : fallback;
-}
-
-/**
- * llama.cpp threads when not configured: 1 on up to 2 CPUs (there one thread decodes faster than two
- * and leaves a core to the API: see docs/builtin-chat-model.md), else half the CPUs, at most 4.
- */
-export function defaultChatThreads(cpus = availableParallelism()): number {
-  return cpus <= 2 ? 1 : Math.min(4, Math.floor(cpus / 2));
-}
-
-/**
- * Settings from the environment. Defaults: 4096 tokens per sequence, 2 sequences, defaultChatThreads(),
- * 32 waiting requests.
- */
-export function chatSettingsFromEnv(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT, env: SettingsEnv = configEnv()): ChatEngineSettings {
-  return {
-    contextSize: Math.min(positiveInt(env[CHAT_ENV.contextSize], 4096), spec.trainContextSize),
-    parallel: positiveInt(env[CHAT_ENV.parallel], 2),
-    threads: Math.min(positiveInt(env[CHAT_ENV.threads], defaultChatThreads()), availableParallelism()),
-    maxQueue: positiveInt(env[CHAT_ENV.maxQueue], 32),
-  };
 }
 
 /** Room kept for an answer when a prompt is cut to fit the context (see promptBudget). */

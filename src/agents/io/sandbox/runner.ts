@@ -4,7 +4,6 @@ import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { booleanSetting, configEnv } from '../../../config-schema.js';
 
 /**
  * Runs one CodeExec job in a fresh child process (child.mjs) and enforces its limits from outside:
@@ -20,6 +19,8 @@ export interface SandboxLimits {
   timeoutMs: number;
   /** JavaScript: the V8 heap; Python: the interpreter's WebAssembly memory. The process as a whole gets a fixed allowance on top. */
   memoryMb: number;
+  /** Python: after the call, start the next runtime and keep it ready (CAIRN_SANDBOX_WARM); default true. */
+  keepWarm?: boolean;
 }
 
 export interface SandboxJob {
@@ -378,7 +379,6 @@ interface Spare {
   idle: NodeJS.Timeout;
 }
 let spare: Spare | undefined;
-let sparesEnabled = booleanSetting(configEnv().CAIRN_SANDBOX_WARM, true);
 
 function takeSpare(memoryMb: number): Prepared | undefined {
   const s = spare;
@@ -389,7 +389,7 @@ function takeSpare(memoryMb: number): Prepared | undefined {
 }
 
 function keepSpare(memoryMb: number, snapshotFile: string | undefined): void {
-  if (!sparesEnabled || spare) return;
+  if (spare) return;
   const prepared = prepare('python', memoryMb, snapshotFile);
   // An idle spare never keeps the process alive: neither the child, nor its IPC channel, nor its stderr pipe.
   setHandlesRef(prepared.child, false);
@@ -413,9 +413,8 @@ function setHandlesRef(child: ChildProcess, on: boolean): void {
   for (const handle of [child.channel, child.stderr] as unknown as ({ ref?: () => void; unref?: () => void } | null | undefined)[]) handle?.[method]?.();
 }
 
-/** Stops the warm Python runtime (tests, shutdown) and, with `false`, keeps new ones from starting. */
-export function stopSandboxSpares(keepWarm = sparesEnabled): void {
-  sparesEnabled = keepWarm;
+/** Stops the warm Python runtime (tests, shutdown); the next Python call with keepWarm starts another. */
+export function stopSandboxSpares(): void {
   const s = spare;
   spare = undefined;
   if (s) {
@@ -458,7 +457,7 @@ export async function runInSandbox(job: SandboxJob, limits: SandboxLimits, signa
       p = prepare('python', limits.memoryMb);
       return await runPrepared(p, job, limits, signal);
     } finally {
-      keepSpare(limits.memoryMb, await snapshot);
+      if (limits.keepWarm ?? true) keepSpare(limits.memoryMb, await snapshot);
     }
   } finally {
     release();
