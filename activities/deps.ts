@@ -9,6 +9,8 @@ import type { UrlGuard } from '../src/services/mcp-servers.js';
 import type { UrlPolicy } from '../src/agents/io/ssrf.js';
 import type { CodeLimits } from '../src/agents/io/sandbox/index.js';
 import type { DocumentParsers } from '../src/parsing/parser-pool.js';
+import type { RetrievalService } from '../src/services/retrieval.js';
+import type { MemoryService } from '../src/services/memories.js';
 
 /** What activities may touch: the ports, never concrete implementations. */
 export interface ActivityDeps {
@@ -29,4 +31,8 @@ export interface ActivityDeps {
   parsers: DocumentParsers;
   /** Chat-model calls one enrichment step makes at once (CAIRN_ENRICH_CONCURRENCY). */
   enrichConcurrency: number;
+  /** Dataset retrieval for agents' Retrieval components and tools: the API's service, so it reads as /retrieval does. */
+  agentRetrieval: Pick<RetrievalService, 'retrieve'>;
+  /** Memories for agents: search (Retrieval from memory) and adding turns (a Message's memory_ids). */
+  agentMemories: Pick<MemoryService, 'searchForAgent' | 'addTurn'>;
 }
