@@ -48,7 +48,7 @@ const EMBED_IN_FLIGHT = 2;
  * own progress write: it is made only while the run is still RUNNING, at the end of every batch. A heartbeat
  * every second from each of the 16 steps cost the dev server ~1–3 CPU-s per 100 documents (bench/ingest/README.md,
  * "Heartbeats"). With the SDK's 1 s throttle, 4 s still leaves the event loop ~5 s of the 10 s heartbeat timeout;
- * nothing of a parse holds it near that long (the index writes in slices of ~0.1–0.5 s, chunking runs in the
+ * nothing of a parse holds it near that long (the index writes in slices of ~0.1–0.5 s, bench/ingest/index-writes.ts; chunking runs in the
  * parser process: docs/operations.md, "Large documents").
  */
 const EMBED_HEARTBEAT_MS = 4000;
@@ -434,7 +434,8 @@ export const RECORD_SLICE = 2000;
 
 /**
  * The index records of a run's chunks (their images stored first), built a slice at a time with the event
- * loop turning between slices: a book's 145,000 records took ~1 s in one go, the ids' hashes mostly.
+ * loop turning between slices: a book's 145,000 records took ~1 s in one go, the ids' hashes mostly
+ * (bench/ingest/large-document.ts --paragraphs 290000 --cpu-prof DIR).
  */
 export async function chunkRecords(doc: DocumentRow, runSeq: number, drafts: ChunkDraft[], vectors: number[][], now: number, blobs: BlobStore): Promise<IndexedChunk[]> {
   const createTime = toDateTime(now);

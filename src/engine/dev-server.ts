@@ -87,7 +87,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
 
 /**
  * The dev server's environment: Cairn's, with Go's collector run at half its default heap growth unless
- * the operator chose (GOGC or GOMEMLIMIT). Measured after a 100-document parse: 230 MB RSS with the
+ * the operator chose (GOGC or GOMEMLIMIT). Measured by bench/ingest/run.ts after a 100-document parse: 230 MB RSS with the
  * default, 200 MB with GOGC=50, at the same server CPU. A soft limit (GOMEMLIMIT) saves more while the
  * live heap stays under it (100 MiB: 183 MB) but near it the collector takes up to half the server's CPU
  * (75 MiB: 92 instead of 17 CPU-s), and the live heap grows with the workflows in flight: no cliff here.

@@ -76,7 +76,7 @@ export function parseLimitsFrom(env: SettingsEnv): ParseLimits {
 /** The parser processes CAIRN_PARSE_* set in `env`; CAIRN_PARSE_THREADS is the pool size's name from when parsers ran on threads. */
 export function parserCeilingsFrom(env: SettingsEnv): ParserCeilings {
   // Half the CPUs: the embedding model uses them all and takes ~10x the CPU of extraction, and each
-  // parser process holds ~300 MB while it lives (docs/operations.md, "Memory").
+  // parser process holds its memory while it lives (bench/ingest/run.ts measures it; docs/operations.md, "Memory").
   const defaultProcesses = Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)));
   return {
     processes: readSetting(env, 'CAIRN_PARSE_PROCESSES') ?? defaultProcesses,

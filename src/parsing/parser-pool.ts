@@ -42,7 +42,7 @@ interface Child {
   stderr: string;
 }
 
-/** How often the memory of busy parser processes is read. A bomb inflates ~1 GB/s, so the check must be frequent. */
+/** How often the memory of busy parser processes is read. A bomb inflates fast, so the check must be frequent. */
 const WATCH_MS = 50;
 /** A process still this full after its file is done is replaced rather than trusted with the next one. */
 const RETIRE_FRACTION = 0.75;
@@ -58,8 +58,8 @@ const HEAP_OVERFLOW = /heap out of memory|Reached heap limit|allocation failed/i
 export const PARSER_NICENESS = 10;
 /**
  * V8's young generation, per semi-space, in MB (Node's default grows to 16): parsing allocates many
- * short-lived objects, and a small nursery keeps ~25 MB less resident per process at the same CPU
- * (measured: 180 -> 153 MB after 20 PDF and DOCX files; docs/operations.md, "Memory").
+ * short-lived objects, and a small nursery keeps less resident per process at the same CPU
+ * (docs/operations.md, "Other choices, measured").
  */
 const PARSER_SEMI_SPACE_MB = 2;
 

@@ -28,15 +28,15 @@ export const DEFAULT_MAX_TOKENS = 1024;
 
 /**
  * Answer length when a request sets no max_tokens: the default `max_token` of a chat (spec), for agents
- * too. SmolLM2-135M's useful answers are short; ~11 s of generation at most on two shared cores.
+ * too. SmolLM2-135M's useful answers are short (its tokens/s: bench/llm/run.ts).
  */
 export const DEFAULT_ANSWER_TOKENS = 512;
 
 /**
  * node-llama-cpp's repetition penalty, applied to every generation (node-llama-cpp applies none by
- * default): each token among the last 64 generated is made this much less likely. Measured on an agent's
- * answer round (a question and two passages, temperature 0.2, 3 seeds): without it 3 of 3 answers
- * repeated a sentence until max_tokens; with 1.1 none did. 1.3 broke the answers ("1" for "999").
+ * default): each token among the last 64 generated is made this much less likely. Tried by hand on an agent's
+ * answer round (a question and two passages, temperature 0.2, a few seeds; no bench repeats it): without it
+ * the answers repeated a sentence until max_tokens; with 1.1 they did not. 1.3 broke the answers ("1" for "999").
  */
 export const REPEAT_PENALTY = { penalty: 1.1, lastTokens: 64 } as const;
 

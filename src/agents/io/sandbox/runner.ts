@@ -51,11 +51,11 @@ const MAX_OUTPUT = 256 * 1024;
 const MAX_RESULT = 16 * 1024 * 1024;
 /** Memory a child may use beyond `memoryMb` before the watchdog kills it: Node itself, and Pyodide's runtime. */
 const RSS_ALLOWANCE_MB: Record<SandboxLang, number> = { javascript: 128, python: 320 };
-/** Pyodide's own start-up state takes ~30 MB of its linear memory; the script gets `memoryMb` on top. */
+/** Room for Pyodide's own start-up state in its linear memory; the script gets `memoryMb` on top. */
 const PY_BASE_WASM_MB = 48;
 /** V8 heap of a Python child: Pyodide's JavaScript side only. */
 const PY_JS_HEAP_MB = 256;
-/** Time to start a runtime (Pyodide from its snapshot takes ~0.5-1 s; making the snapshot ~6 s). */
+/** Time to start a runtime (Pyodide starts from its memory snapshot; making the snapshot, once, takes longer). */
 const STARTUP_MS: Record<SandboxLang, number> = { javascript: 20_000, python: 120_000 };
 const WATCH_MS = 20;
 const SPARE_IDLE_MS = 10 * 60_000;
@@ -140,7 +140,7 @@ function startChild(config: ChildConfig, heapMb: number, extraFlags: string[] = 
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Pyodide: where it is, and a memory snapshot of a started interpreter (start in ~0.5 s instead of ~6 s).
+// Pyodide: where it is, and a memory snapshot of a started interpreter (a start from it skips Pyodide's own start-up).
 
 interface PyodideInfo {
   dir: string;
