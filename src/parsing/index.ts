@@ -17,11 +17,10 @@ import { DEFAULT_PARSE_LIMITS, type ParseLimits } from './limits.js';
 import { resolveFormat } from './sniff.js';
 import type { ExtractedDocument } from './types.js';
 
-export type { ExtractedDocument, Position, ProgressFn, Section } from './types.js';
+export type { ExtractedDocument, Section } from './types.js';
 export type { ExtractOptions } from './extractor.js';
-export { CorruptFileError, OcrEngineError, ParseLimitError, UnsupportedFormatError } from './errors.js';
-export type { ParseLimits } from './limits.js';
-export { contentTypeFor, isSupportedFile, supportedExtensions } from './formats.js';
+export { CorruptFileError, ParseLimitError, UnsupportedFormatError } from './errors.js';
+export { contentTypeFor, isSupportedFile } from './formats.js';
 export { shutdownOcr } from './ocr.js';
 
 const EXTRACTORS: Record<FormatKind, Extractor> = {

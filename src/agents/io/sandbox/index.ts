@@ -2,7 +2,7 @@ import type { Outputs } from '../../dsl.js';
 import { businessOutput, checkType, ContractError, inferActualType, renderContent } from './contract.js';
 import { SandboxFailure, runInSandbox, type SandboxLang } from './runner.js';
 
-export { pythonUnavailable, sandboxIsolation, stopSandboxSpares, SandboxFailure } from './runner.js';
+export { pythonUnavailable, sandboxIsolation, stopSandboxSpares } from './runner.js';
 
 /** RAGFlow's CodeExec params (agent/tools/code_exec.py CodeExecParam), `arguments` already resolved. */
 export interface CodeExecParams {
