@@ -9,9 +9,9 @@
  * the questions from seed 7, as run.ts makes them). Random directions are the hardest case for a graph
  * index: every point's nearest neighbours are barely nearer than the rest. For each size it measures, in
  * this process, the exact paths: an exact scan of a Float32Array in JS; the sign-bit preselection of
- * src/index/sign-bit-cache.ts followed by exact cosines of its k candidates; an exact scan in native SIMD
+ * src/index/vectors/sign-bit-cache.ts followed by exact cosines of its k candidates; an exact scan in native SIMD
  * code (usearch's exactSearch) in float32; the same over int8 copies of the vectors followed by exact
- * cosines of its k candidates; and the index's own int8 scan (WebAssembly SIMD, src/index/int8-candidates.ts)
+ * cosines of its k candidates; and the index's own int8 scan (WebAssembly SIMD, src/index/vectors/int8-candidates.ts)
  * for top_k × 1.25 candidates followed by their exact cosines. Then each library configuration in a child process of its own, so
  * that its memory is its own: build (wall, CPU of all threads, RSS growth), the saved file, save and load
  * times, the CPU of one query for k candidates (single-threaded), recall, and removing and re-adding rows.
@@ -25,7 +25,7 @@
  * --seconds bounds each build (rows added so far are measured when it runs out); --modules: directories
  * where the libraries under evaluation were installed (npm install --no-save), besides the project;
  * --corpus DIR keeps the generated vectors and exact answers there for the next run; --int8-kernels adds, on one
- * int8 copy, the index's int8 scan with each kernel of src/index/int8-wasm.ts, alternating question by question
+ * int8 copy, the index's int8 scan with each kernel of src/index/vectors/int8-wasm.ts, alternating question by question
  * (the CPU of the kernel alone, of the coarse stage and of the whole leg); --int4-factors adds, on one int8 copy
  * with 4-bit rows, the coarse stage with its 4-bit first pass keeping each factor × the count (0: without the pass,
  * scanning every int8 row), alternating question by question; --baselines no skips the exact paths.
@@ -36,11 +36,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exactSearch, MetricKind } from 'usearch';
-import { INT4_FACTOR, int8Candidates } from '../../src/index/int8-candidates.js';
-import { Int8RowsBuilder, scanInt8, toInt8Query } from '../../src/index/int8-rows.js';
-import { useInt8Kernel, type Int8KernelKind } from '../../src/index/int8-wasm.js';
-import { SignBitCache } from '../../src/index/sign-bit-cache.js';
-import { toSignBits } from '../../src/index/vector-codec.js';
+import { INT4_FACTOR, int8Candidates } from '../../src/index/vectors/int8-candidates.js';
+import { Int8RowsBuilder, scanInt8, toInt8Query } from '../../src/index/vectors/int8-rows.js';
+import { useInt8Kernel, type Int8KernelKind } from '../../src/index/vectors/int8-wasm.js';
+import { SignBitCache } from '../../src/index/vectors/sign-bit-cache.js';
+import { toSignBits } from '../../src/index/vectors/vector-codec.js';
 import { argument, percentile } from '../common.js';
 import { describeConfig, openAnnIndex, type AnnConfig } from './ann-libraries.js';
 import { describeFloor, measureFloor } from './floor.js';
@@ -311,7 +311,7 @@ function int8Group(corpus: Corpus, int4 = false) {
 }
 
 /**
- * The embedded index's int8 coarse stage (src/index/int8-candidates.ts): a WebAssembly SIMD scan of int8
+ * The embedded index's int8 coarse stage (src/index/vectors/int8-candidates.ts): a WebAssembly SIMD scan of int8
  * rows in a shared WebAssembly.Memory picks k rows; exact float cosines rank them.
  */
 function wasmInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {

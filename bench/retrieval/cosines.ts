@@ -14,9 +14,9 @@
  */
 import { loadavg } from 'node:os';
 import { argument, percentile } from '../common.js';
-import { dotsKernel, dotsModule, ROWS_PER_STEP } from '../../src/index/cosine-wasm.js';
-import { Int8RowsBuilder } from '../../src/index/int8-rows.js';
-import { cosinesAt, float32Norm, toQuery, type VectorGroup } from '../../src/index/vector-copies.js';
+import { dotsKernel, dotsModule, ROWS_PER_STEP } from '../../src/index/vectors/cosine-wasm.js';
+import { Int8RowsBuilder } from '../../src/index/vectors/int8-rows.js';
+import { cosinesAt, float32Norm, toQuery, type VectorGroup } from '../../src/index/vectors/vector-copies.js';
 import { prng, randomUnitVector } from './synthetic.js';
 
 const rows = Number(argument('rows', '100000'));

@@ -19,7 +19,7 @@ import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { argument, percentile } from '../common.js';
 import { openIndexDatabase } from '../../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
+import { SqliteChunkIndex } from '../../src/index/chunks/sqlite-index.js';
 import { prng, randomUnitVector, syntheticChunk, textSource } from './synthetic.js';
 
 const DIMS = 384;

@@ -1,6 +1,6 @@
 /**
  * When a dataset's in-memory copy is (re)built: the policy shared by the full-text copies
- * (memory-postings/postings-cache.ts) and the vector copies (vector-copies.ts) of a connection.
+ * (fulltext/postings-cache.ts) and the vector copies (vectors/vector-copies.ts) of a connection.
  *
  * A copy is exact for the generation of its dataset it was built at (chunk_generations, bumped by every
  * write transaction in any process). Rebuilding costs seconds at 100k chunks, so a dataset being written
