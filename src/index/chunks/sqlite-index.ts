@@ -24,11 +24,6 @@ export interface SqliteChunkIndexOptions {
    * copies serve, it keeps `limit × min(vectorOversample, 1.25)` by int8 cosine. Infinity = exact search.
    */
   vectorOversample?: number;
-  /**
-   * The coarse stage: 'int8' (default) takes the int8 copies where every searched dataset has a current
-   * copy, else the sign bits; 'sign-bits' always takes the sign bits (to compare the two in benchmarks).
-   */
-  vectorCoarseStage?: 'int8' | 'sign-bits';
   /** Rows the required words of a full-text query may match; see ../fulltext/fts5-match.ts. */
   matchRowBudget?: number;
   /**
@@ -131,7 +126,6 @@ const NO_TERMS = Buffer.alloc(0);
  */
 export class SqliteChunkIndex implements ChunkIndex {
   private readonly vectorOversample: number;
-  private readonly int8CoarseStage: boolean;
   private readonly matchRowBudget: number;
   private readonly sql: Statements;
   private readonly signBits: SignBitCache;
@@ -153,7 +147,6 @@ export class SqliteChunkIndex implements ChunkIndex {
     db.function('chunk_icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
       String(text).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0);
     this.vectorOversample = options.vectorOversample ?? 2;
-    this.int8CoarseStage = (options.vectorCoarseStage ?? 'int8') === 'int8';
     this.matchRowBudget = options.matchRowBudget ?? MATCH_ROW_BUDGET;
     this.maxCachedFrequencies = options.termFrequencyCacheEntries ?? DEFAULT_CACHED_FREQUENCIES;
     this.sql = prepareStatements(db);
@@ -502,7 +495,7 @@ export class SqliteChunkIndex implements ChunkIndex {
         : undefined;
       const count = (oversample: number) => Math.max(MIN_COARSE_CANDIDATES, Math.ceil(limit * oversample));
       const copies = this.vectors.current(filter.datasetIds, this.generationsOf(filter.datasetIds));
-      const located = copies && this.int8CoarseStage ? int8Candidates(
+      const located = copies ? int8Candidates(
         copies.flatMap((c) => c.groups), vector, { availableOnly: filter.availableOnly, rows },
         count(Number.isFinite(this.vectorOversample) ? Math.min(this.vectorOversample, INT8_OVERSAMPLE) : Infinity),
       ) : undefined;

@@ -170,9 +170,9 @@ export type DotsKernel = (q: number, rows: number, n: number, bytes: number, out
 let compiled: WebAssembly.Module | undefined;
 
 /** The kernel instantiated on `memory` (shared, at most 65,536 pages). */
-export function dotsKernel(memory: WebAssembly.Memory, module?: Uint8Array<ArrayBuffer>): DotsKernel {
-  const code = module ? new WebAssembly.Module(module) : (compiled ??= new WebAssembly.Module(dotsModule()));
-  return new WebAssembly.Instance(code, { env: { memory } }).exports.dots as DotsKernel;
+function dotsKernel(memory: WebAssembly.Memory): DotsKernel {
+  compiled ??= new WebAssembly.Module(dotsModule());
+  return new WebAssembly.Instance(compiled, { env: { memory } }).exports.dots as DotsKernel;
 }
 
 /** Rows per kernel call: the scratch holds this many addresses and dots. A multiple of ROWS_PER_STEP. */
