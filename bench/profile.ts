@@ -141,7 +141,7 @@ export async function openBenchIndex(profile: BenchProfile, options: { threads?:
     const threads = options.threads ?? 0;
     const index = threads > 0 ? new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(file, threads)) : writer;
     return sqliteBenchIndex(db, index, async () => {
-      if (index instanceof ThreadedSqliteChunkIndex) await index.close();
+      await index.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
     });

@@ -96,9 +96,8 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
     },
     agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb } },
     close: async () => {
-      if (index instanceof ThreadedSqliteChunkIndex) await index.close();
-      await milvus?.memories.close();
-      await milvus?.chunks.close();
+      await memories.close();
+      await index.close();
     },
   };
 }

@@ -89,7 +89,7 @@ function keptBenchIndex(file: string, threads: number): { bench: BenchIndex; bui
     diskBytes: () => statSync(file).size,
     servers: () => [],
     async close() {
-      if (index instanceof ThreadedSqliteChunkIndex) await index.close();
+      await index.close();
       db.close();
     },
   };

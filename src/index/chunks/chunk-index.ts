@@ -95,6 +95,11 @@ export interface ChunkIndex {
   ping(): Promise<void>;
   /** The implementation's in-memory caches and their sizes, for /metrics. */
   cacheSizes?(): Promise<CacheSize[]>;
+  /**
+   * Ends what the index itself started (reader threads, a server connection); a no-op where it started
+   * nothing (a connection given to it belongs to whoever opened it). No call may follow.
+   */
+  close(): Promise<void>;
 }
 
 /** One in-memory cache as /metrics reports it. */

@@ -577,6 +577,9 @@ export class SqliteChunkIndex implements ChunkIndex {
     this.sql.ping.get();
   }
 
+  /** Nothing to end: the connection belongs to whoever opened it, and the in-memory copies go with this object. */
+  async close(): Promise<void> {}
+
   async cacheSizes(): Promise<CacheSize[]> {
     const signBits = this.signBits.size();
     const postings = this.postings.size();

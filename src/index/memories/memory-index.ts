@@ -144,4 +144,9 @@ export interface MemoryIndex {
   /** Cosine (-1..1) of each message's vector with `vector`; messages without one of that dimension are absent. */
   cosineSimilarities(ids: number[], vector: number[]): Promise<Map<number, number>>;
   ping(): Promise<void>;
+  /**
+   * Ends what the index itself started (a server connection, a background re-analysis); a no-op where it
+   * started nothing (a connection given to it belongs to whoever opened it). No call may follow.
+   */
+  close(): Promise<void>;
 }

@@ -266,6 +266,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
   async ping(): Promise<void> {
     this.s.ping.get();
   }
+
+  /** Nothing to end: the connection belongs to whoever opened it. */
+  async close(): Promise<void> {}
 }
 
 function prepare(db: Database) {

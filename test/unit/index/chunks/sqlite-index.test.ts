@@ -23,6 +23,13 @@ describe('SqliteChunkIndex', () => {
       assert.throws(() => new SqliteChunkIndex(new Database(':memory:')), /sqlite-vec/);
     });
 
+    it('close ends nothing of the connection it was given', async () => {
+      const { db, index } = memoryIndex();
+      await index.upsert([chunk({ id: 'a', content: 'alpha' })]);
+      await index.close();
+      assert.equal((await new SqliteChunkIndex(db).get('a'))?.content, 'alpha');
+    });
+
     it('can be constructed twice on the same database (idempotent schema) and keeps the data', async () => {
       const { db, index } = memoryIndex();
       await index.upsert([chunk({ id: 'a', content: 'alpha' })]);

@@ -24,6 +24,13 @@ describe('SqliteMemoryIndex', () => {
     await index.ping();
   });
 
+  it('close ends nothing of the connection it was given', async () => {
+    const { db, index } = open();
+    await index.close();
+    assert.ok(db.open);
+    await new SqliteMemoryIndex(db).ping();
+  });
+
   it('writes the full text of the messages added or imported together to FTS5 once, not once per message', async () => {
     const { db, index } = open();
     await index.add('m1', Array.from({ length: 200 }, (_, i) => msg({ content: `note ${i} about valves` })), opts());
