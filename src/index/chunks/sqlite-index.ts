@@ -113,7 +113,7 @@ interface TermStats {
  * they commit. Measured by bench/ingest/index-writes.ts (docs/operations.md, "Large documents: off the event loop").
  */
 export const WRITE_SLICE = 500;
-/** Chunks per delete transaction: a delete costs ~10× less a chunk, and every commit pays FTS5's own work. */
+/** Chunks per delete transaction: a delete costs less a chunk than a write, and every commit pays FTS5's own work (bench/ingest/index-writes.ts times both). */
 export const REMOVE_SLICE = 2000;
 
 /** chunk_rows.terms held stems for term similarity before it came from BM25: kept in the schema, left empty. */
@@ -517,8 +517,8 @@ export class SqliteChunkIndex implements ChunkIndex {
   }
 
   /**
-   * fts5vocab counts a term's chunks by walking its whole posting list (~1 ms for a word in a third of
-   * 100k chunks), so counts are cached until the next write to the index, by any process. `count` finds
+   * fts5vocab counts a term's chunks by walking its whole posting list (the longer, the more common the
+   * word), so counts are cached until the next write to the index, by any process. `count` finds
    * the missing ones (default: fts5vocab; the in-memory copies when they hold the whole table).
    */
   private termStatsNow(stems: string[], count = (missing: string[]) => new Map(this.sql.termFrequencies.all(ids(missing)) as [string, number][])): TermStats {

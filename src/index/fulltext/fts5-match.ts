@@ -11,8 +11,10 @@
  * - the next words, up to OPTIONAL_ROW_FACTOR × that budget, are *optional*: they still add to the bm25
  *   score of the chunks that match, through `AND (optional OR scope: all)`, where `scope` is a column
  *   holding the token "all" in every row. Words beyond both budgets are left out.
- * Otherwise (always on small corpora) the expression is a plain OR of all the words. On a 100k
- * corpus this keeps the top 10 of exact bm25 for ~98% of queries at ~2/3 of the cost (bench/retrieval).
+ * Otherwise (always on small corpora) the expression is a plain OR of all the words. On big corpora the
+ * top 10 then mostly, not always, equals exact bm25's, at a lower cost; the in-memory copies (postings-cache.ts)
+ * give exact bm25 wherever they fit, and `npx tsx bench/retrieval/run.ts` with CAIRN_CACHE_FULLTEXT_MB=0 times
+ * this plan.
  */
 
 /** The body columns searched, in table order; `scope` is the always-matching column. */

@@ -17,7 +17,8 @@
  * two loads shared by both rows, then row n − 1 alone when n is odd (the loop below, run once). The two rows far
  * apart are two streams from memory, which a core reads faster than one: at 1M rows of 384 dimensions (192 MB, more
  * than any cache) the kernel went from ~21 to ~15 ns per row, near the ~14.5 ns a `memchr` over the same bytes takes;
- * two neighbouring rows a pass were no faster there than one (docs/retrieval.md, "A cheaper 4-bit kernel").
+ * two neighbouring rows a pass were no faster there than one (`npx tsx bench/retrieval/ann.ts --sizes 1000000
+ * --configs none --baselines no --int4-factors 0,3`; docs/retrieval.md, "A cheaper 4-bit kernel").
  *
  *   (module
  *     (import "env" "memory" (memory 0 65536 shared))
@@ -61,7 +62,7 @@
  *     ;; First four listed rows a pass (ROWS_A_PASS), each of the question's 16-byte loads shared by the four: the
  *     ;; listed rows are scattered through memory, and one row at a time waits for each of its cache misses in
  *     ;; turn (rescoring 3,840 rows of 100k after the 4-bit scan: ~0.9 ms one a pass, ~0.55 four; eight were no
- *     ;; faster). Then the rows left over one a pass, as below.
+ *     ;; faster: bench/retrieval/ann.ts --int4-factors 0,3, coarse stage). Then the rows left over one a pass, as below.
  *     (func (export "scoresAt") (param $q i32) (param $rows i32) (param $positions i32) (param $n i32) (param $stride i32)
  *                               (param $scales i32) (param $out i32) (param $sums i32)
  *       (local $end i32) (local $p i32) (local $qq i32) (local $acc v128) (local $at i32) (local $rowEnd i32)

@@ -1,8 +1,9 @@
 /**
  * In-process copy of the sign bits of every dataset's vectors (table chunk_keys), for the coarse stage of
  * vector search. Hamming distances are computed in WebAssembly with i64.popcnt (hamming-wasm.ts): ~0.7 ms
- * of CPU per 100k chunks, where JS popcounts of 32-bit words take ~3–7 ms and the same scan through SQLite
- * functions ~20 ms. A dataset's copy is reloaded when its
+ * of CPU per 100k chunks, where JS popcounts of 32-bit words take ~3–7 ms (both measured by bench/retrieval/floor.ts,
+ * which `npx tsx bench/retrieval/ann.ts` and run.ts print at each size); the same scan through SQLite
+ * functions is slower still. A dataset's copy is reloaded when its
  * generation — bumped by every write transaction, in any process — differs from the one it was loaded
  * at. The exact stage that follows re-checks every filter against the tables, so a copy that goes stale
  * between the check and its use can only miss new rows for that one query.

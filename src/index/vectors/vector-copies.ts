@@ -4,7 +4,8 @@
  *
  * A copy is exact for the generation of its dataset it was read at (chunk_generations, bumped by every
  * write transaction in any process); a dataset whose generation moved is served from SQLite until its copy
- * is rebuilt. Rebuilding reads every vector of the dataset (~1 s of CPU at 100k × 384), so it follows
+ * is rebuilt. Rebuilding reads every vector of the dataset (~1 s of CPU at 100k × 384: the first search of
+ * `npx tsx bench/retrieval/vector-leg.ts` builds the copies and prints what it cost), so it follows
  * rebuild-policy.ts: only once the dataset's generation has stayed the same for a while, and never inside
  * a search.
  *
@@ -330,7 +331,7 @@ export function toQuery(vector: number[]): Query {
  * where the group's vectors are in its int8 rows' memory (cosine-wasm.ts, same sums bit for bit), else
  * from JS. Each dot product is a chain of dependent float32 additions (their order is sqlite-vec's), so
  * JS sums four rows side by side: four independent chains keep the CPU busy where one would wait on each
- * addition (~4× faster).
+ * addition (bench/retrieval/cosines.ts times this JS path against the WebAssembly kernel).
  */
 export function cosinesAt(group: VectorGroup, positions: ArrayLike<number>, query: Query, out: Float64Array): void {
   const { vectors, dim, norms } = group;

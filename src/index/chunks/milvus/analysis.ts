@@ -5,7 +5,7 @@
  * question. Why not Milvus's own English analyzer (stemmer + stop filter): milvus-lite, which the tests and
  * development run on, has no stemmer (it accepts and ignores the filter), so the two would match different
  * words; with the analysis done here both engines, and the embedded index, match the same words
- * (measured on SciFact, docs/scale-out.md "Milvus index").
+ * (measured on SciFact by `npx tsx bench/quality/run.ts --profile embedded|scale-out`, docs/scale-out.md "Milvus index").
  *
  * The embedded index weighs fields in bm25 (title 5, keywords 15, questions 10, content 1); Milvus has one
  * BM25 field, so the name, keywords and questions are repeated that many times before the content.
