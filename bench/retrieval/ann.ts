@@ -588,8 +588,16 @@ function main(): void {
       if (baselines) {
         console.log(exactRow('exact scan (JS, Float32Array)', exactScan(corpus, k)));
         console.log(exactRow(`sign bits → ${k} → exact cosines (JS)`, signBitsThenExact(corpus, k)));
-        console.log(exactRow('exact scan (native SIMD, usearch exactSearch, f32)', nativeExactScan(corpus, k, usearchExactSearch(modules))));
-        console.log(exactRow(`int8 exact scan (native SIMD) → ${k} → exact cosines (JS)`, nativeInt8ScanThenExact(corpus, k, usearchExactSearch(modules))));
+        let native: ReturnType<typeof usearchExactSearch> | undefined;
+        try {
+          native = usearchExactSearch(modules);
+        } catch (err) {
+          console.log(`| native exact scans skipped: ${(err as Error).message} |`);
+        }
+        if (native) {
+          console.log(exactRow('exact scan (native SIMD, usearch exactSearch, f32)', nativeExactScan(corpus, k, native)));
+          console.log(exactRow(`int8 exact scan (native SIMD) → ${k} → exact cosines (JS)`, nativeInt8ScanThenExact(corpus, k, native)));
+        }
         console.log(exactRow(`int8 scan (WebAssembly SIMD, int8-candidates.ts) → ${int8K} → exact cosines (JS)`, wasmInt8ScanThenExact(corpus, int8K)));
       }
       if (int8Kernels.length > 0) {
