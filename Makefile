@@ -80,6 +80,8 @@ test: install browser postgres
 
 typecheck: $(NODE_STAMP)
 	npx tsc --noEmit
+	npx tsc -p web --noEmit
+	npx knip --no-progress
 
 bench: install
 	npx tsx bench/embed/run.ts

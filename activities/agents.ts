@@ -1,8 +1,5 @@
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps.js';
-import { DatasetService } from '../src/services/datasets.js';
-import { RetrievalService } from '../src/services/retrieval.js';
-import { MemoryService } from '../src/services/memories.js';
 import type { ActivityInput, ComponentCall, ComponentResult, ModelCall, RunIds, RunRequest, TurnOutcome } from '../src/agents/run-types.js';
 import { runModelCall, type ModelRunDeps } from '../src/agents/io/model-runner.js';
 import { runRetrieval } from '../src/agents/io/retrieval-tool.js';
@@ -25,12 +22,8 @@ type Call<K extends ComponentCall['kind']> = Extract<ComponentCall, { kind: K }>
  * activity only when its worker died or stopped heartbeating.
  */
 export function agentActivities(deps: ActivityDeps) {
-  const { store, models, events } = deps;
-  const unavailable = async () => Promise.reject(new Error('not available inside agent runs'));
-  const noCleanup = { startDeleteDatasets: unavailable, cancelParse: unavailable, cancelDatasetIndex: unavailable, waitDatasetIndex: unavailable };
-  const retrieval = new RetrievalService(store, new DatasetService(store, models.providers, noCleanup), deps.index, models);
-  const memories = new MemoryService(store, deps.memories, models, deps.memoryTasks);
-  const sources = { datasets: retrieval, memories };
+  const { store, models, events, agentMemories: memories } = deps;
+  const sources = { datasets: deps.agentRetrieval, memories };
   const modelDeps = (tenantId: string): ModelRunDeps => ({
     chat: (llmId) => models.chat(tenantId, llmId),
     retrieve: (query, params) => runRetrieval(sources, tenantId, query, params),
@@ -130,7 +123,7 @@ export function agentActivities(deps: ActivityDeps) {
       component(input, async (signal) => {
         const { code } = deps.agentLimits;
         const timeoutMs = Math.min(code.timeoutMs, input.timeoutSec * 1000);
-        return { outputs: await runCode((input.call as Call<'CodeExec'>).params, signal, { timeoutMs, memoryMb: code.memoryMb }) };
+        return { outputs: await runCode((input.call as Call<'CodeExec'>).params, signal, { ...code, timeoutMs }) };
       }),
 
     /** Persists the turn in its session (once, whatever the retries), then sends the last events and closes the log. */

@@ -8,6 +8,9 @@ import type { MemoryTasks } from '../src/memories/types.js';
 import type { UrlGuard } from '../src/services/mcp-servers.js';
 import type { UrlPolicy } from '../src/agents/io/ssrf.js';
 import type { CodeLimits } from '../src/agents/io/sandbox/index.js';
+import type { DocumentParsers } from '../src/parsing/parser-pool.js';
+import type { RetrievalService } from '../src/services/retrieval.js';
+import type { MemoryService } from '../src/services/memories.js';
 
 /** What activities may touch: the ports, never concrete implementations. */
 export interface ActivityDeps {
@@ -24,4 +27,12 @@ export interface ActivityDeps {
   memories: MemoryIndex;
   /** Starts memory extraction workflows from inside an activity (e.g. an agent's Message component). */
   memoryTasks: MemoryTasks;
+  /** Extracts and chunks files in parser processes, under the configured ceilings and limits. */
+  parsers: DocumentParsers;
+  /** Chat-model calls one enrichment step makes at once (CAIRN_ENRICH_CONCURRENCY). */
+  enrichConcurrency: number;
+  /** Dataset retrieval for agents' Retrieval components and tools: the API's service, so it reads as /retrieval does. */
+  agentRetrieval: Pick<RetrievalService, 'retrieve'>;
+  /** Memories for agents: search (Retrieval from memory) and adding turns (a Message's memory_ids). */
+  agentMemories: Pick<MemoryService, 'searchForAgent' | 'addTurn'>;
 }

@@ -6,7 +6,6 @@ import type { GraphSettings } from '../src/enrichment/graph/settings.js';
 import type { ChunkSegment } from '../src/enrichment/graph/batches.js';
 import { GraphJobs, type GraphJobRef, type GraphPlan, type GraphProgress, type StepHooks } from '../src/enrichment/graph/jobs.js';
 import { requestGraphAfterParse, type GraphRequest } from '../src/enrichment/graph/trigger.js';
-import { enrichConcurrency } from '../src/enrichment/concurrency.js';
 import { ModelError } from '../src/models/types.js';
 
 /** Failures another attempt cannot fix: the job fails at once with the reason. */
@@ -53,9 +52,8 @@ async function step<T>(jobs: GraphJobs, ref: { datasetId: string; taskId: string
 }
 
 /** The steps of the graphIndex workflow (thin: the work is in GraphJobs) and the request a finished parse makes. */
-export function graphActivities({ store, index, models }: ActivityDeps) {
+export function graphActivities({ store, index, models, enrichConcurrency: concurrency }: ActivityDeps) {
   const jobs = new GraphJobs({ store, index, models });
-  const concurrency = enrichConcurrency();
   return {
     async claimGraphTask(input: DatasetIndexInput): Promise<string> {
       return jobs.claim(input);

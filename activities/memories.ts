@@ -4,7 +4,7 @@ import type { ActivityDeps } from './deps.js';
 import type { MemoryExtractionInput } from '../src/memories/types.js';
 import type { ExtractedItem } from '../src/memories/extraction.js';
 import type { CleanedExtraction } from '../src/memories/structured.js';
-import { MemoryExtractor, type BeginOutcome } from '../src/services/memories.js';
+import { MemoryExtractor, type BeginOutcome } from '../src/services/memory-extractor.js';
 import { ModelError } from '../src/models/types.js';
 
 /** Failures that another attempt cannot fix: the task fails at once with the reason. */

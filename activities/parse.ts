@@ -7,7 +7,6 @@ import type { DocumentRow } from '../src/store/documents.js';
 import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
 import type { IndexedChunk } from '../src/index/chunks/chunk-index.js';
-import { parserPool } from '../src/parsing/parser-pool.js';
 import { chunkFile, draftTokens, encodeChunks, type ChunkRequest, type EncodedChunks } from '../src/chunking/chunk-file.js';
 import type { ExtractOptions } from '../src/parsing/extractor.js';
 import type { ChunkMethod } from '../src/chunking/index.js';
@@ -17,7 +16,6 @@ import { nowMs, toDateTime } from '../src/time.js';
 import { nextTurn } from '../src/batching.js';
 import { readJson, readVectors, workPrefix, writeJson, writeVectors } from './work-files.js';
 import { enrichChunks as generateKeywords, enrichmentLabel, keywordSettings, wantsEnrichment, type EnrichmentProgress, type KeywordSettings } from '../src/enrichment/keywords.js';
-import { enrichConcurrency } from '../src/enrichment/concurrency.js';
 import { ModelError } from '../src/models/types.js';
 import { raptorEnabled } from '../src/enrichment/raptor/settings.js';
 import { graphSettings } from '../src/enrichment/graph/settings.js';
@@ -50,7 +48,7 @@ const EMBED_IN_FLIGHT = 2;
  * own progress write: it is made only while the run is still RUNNING, at the end of every batch. A heartbeat
  * every second from each of the 16 steps cost the dev server ~1–3 CPU-s per 100 documents (bench/ingest/README.md,
  * "Heartbeats"). With the SDK's 1 s throttle, 4 s still leaves the event loop ~5 s of the 10 s heartbeat timeout;
- * nothing of a parse holds it near that long (the index writes in slices of ~0.1–0.5 s, chunking runs in the
+ * nothing of a parse holds it near that long (the index writes in slices of ~0.1–0.5 s, bench/ingest/index-writes.ts; chunking runs in the
  * parser process: docs/operations.md, "Large documents").
  */
 const EMBED_HEARTBEAT_MS = 4000;
@@ -64,10 +62,7 @@ const BANDS = { extract: [0.02, 0.4], chunk: [0.4, 0.45], enrich: [0.45, 0.75], 
 /** Thrown when the run is no longer the document's current one: the workflow ends without writing. */
 const STALE = 'StaleRun';
 
-export function parseActivities({ store, index, blobs, models }: ActivityDeps) {
-  // Built now so that invalid CAIRN_PARSE_* settings stop the worker at start, not each parse.
-  const parsers = parserPool();
-  const concurrency = enrichConcurrency();
+export function parseActivities({ store, index, blobs, models, parsers, enrichConcurrency: concurrency }: ActivityDeps) {
 
   /** The document, if this run is still its current RUNNING run; otherwise a non-retryable StaleRun. */
   async function currentRun(ref: RunRef): Promise<DocumentRow> {
@@ -439,7 +434,8 @@ export const RECORD_SLICE = 2000;
 
 /**
  * The index records of a run's chunks (their images stored first), built a slice at a time with the event
- * loop turning between slices: a book's 145,000 records took ~1 s in one go, the ids' hashes mostly.
+ * loop turning between slices: a book's 145,000 records took ~1 s in one go, the ids' hashes mostly
+ * (bench/ingest/large-document.ts --paragraphs 290000 --cpu-prof DIR).
  */
 export async function chunkRecords(doc: DocumentRow, runSeq: number, drafts: ChunkDraft[], vectors: number[][], now: number, blobs: BlobStore): Promise<IndexedChunk[]> {
   const createTime = toDateTime(now);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the TypeScript suite (mocha) on the embedded profile, its unit tests beside its integration tests,
 # then the scale-out profile's conformance run (PostgreSQL + Milvus + S3, docs/scale-out.md "Testing") with
-# the Python client's suite (pytest) beside it, and the typecheck (tsc) beside all of it; prints one closing
-# line "N passed, N failed" over everything (a failed typecheck counts as one failure). Exits non-zero when
+# the Python client's suite (pytest) beside it, and the static checks (tsc, knip) beside all of it; prints one
+# closing line "N passed, N failed" over everything (failed static checks count as one failure). Exits non-zero when
 # anything failed. The parts that run side by side each start their own servers. The integration tests wait
 # on servers more than they compute (~40% of 2 cores idle alone), so the unit tests (~4 minutes of one core)
 # fit beside them, as pytest fits beside the scale-out run.
@@ -38,7 +38,13 @@ fi
 tsc_pid=
 unit_pid=
 if $full; then
-  (npx tsc --noEmit > "$counts/tsc.log" 2>&1; echo $? > "$counts/tsc.rc") &
+  # The static checks: the typecheck (with noUnusedLocals/Parameters), the console's, and knip (unused
+  # files, exports and dependencies: knip.jsonc). Any finding fails the run.
+  (rc=0
+   npx tsc --noEmit > "$counts/tsc.log" 2>&1 || rc=1
+   npx tsc -p web --noEmit >> "$counts/tsc.log" 2>&1 || rc=1
+   npx knip --no-progress >> "$counts/tsc.log" 2>&1 || rc=1
+   echo $rc > "$counts/tsc.rc") &
   tsc_pid=$!
   CAIRN_TEST_COUNTS="$counts/mocha-unit.json" npx mocha --reporter test/reporter.cjs 'test/unit/**/*.test.ts' > "$counts/unit.log" 2>&1 &
   unit_pid=$!
@@ -84,7 +90,7 @@ if [ -n "$tsc_pid" ]; then
   wait "$tsc_pid"
   tsc_rc=$(cat "$counts/tsc.rc" 2>/dev/null || echo 1)
   echo
-  if [ "$tsc_rc" = 0 ]; then echo "== typecheck (tsc --noEmit): passed =="; else echo "== typecheck (tsc --noEmit): FAILED =="; cat "$counts/tsc.log"; fi
+  if [ "$tsc_rc" = 0 ]; then echo "== static checks (tsc, tsc -p web, knip): passed =="; else echo "== static checks (tsc, tsc -p web, knip): FAILED =="; cat "$counts/tsc.log"; fi
 fi
 
 .venv/bin/python - "$counts" "$mocha_rc" "$unit_rc" "$scale_rc" "$py_rc" "$tsc_rc" <<'PY'
@@ -93,7 +99,7 @@ import xml.etree.ElementTree as ET
 d, mocha_rc, unit_rc, scale_rc, py_rc, tsc_rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 passed = failed = skipped = 0
 if tsc_rc != 0:
-    failed += 1  # the typecheck
+    failed += 1  # the static checks
 # Each mocha run writes its own counts.
 for name, rc in (("mocha.json", mocha_rc), ("mocha-unit.json", unit_rc), ("mocha-scale-out.json", scale_rc)):
     m = os.path.join(d, name)

@@ -2,8 +2,10 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { parseBlobLocation, type BlobLocation } from './blobs/location.js';
 import { parseIndexLocation, type IndexLocation } from './index/location.js';
-import { assertValidSettings, booleanSetting, configEnv, type SettingsEnv } from './config-schema.js';
-import { WORKER_ROLES, parseWorkerRoles, type WorkerRole } from './engine/task-queues.js';
+import { assertValidSettings, configEnv, readSetting, type SettingsEnv } from './config-schema.js';
+import { WORKER_ROLES, type WorkerRole } from './engine/task-queues.js';
+import { parseLimitsFrom, parserCeilingsFrom, type ParseLimits, type ParserCeilings } from './parsing/limits.js';
+import { builtinModelSettingsFrom, type BuiltinModelSettings } from './models/builtin/settings.js';
 
 /** Runtime configuration, read from environment variables (declared in config-schema.ts) with defaults that run locally. */
 export interface Config {
@@ -46,6 +48,16 @@ export interface Config {
   sandboxTimeoutSec: number;
   /** CodeExec: memory of a script in MB (JavaScript heap / Python interpreter memory). */
   sandboxMemoryMb: number;
+  /** CodeExec: keep one started Python sandbox ready after the first Python call. */
+  sandboxWarm: boolean;
+  /** The parser processes and what one file may cost (CAIRN_PARSE_*, docs/parsing-limits.md). */
+  parsing: { ceilings: ParserCeilings; limits: ParseLimits };
+  /** Chat-model calls one enrichment step (keywords and questions of a document, a graph step) makes at once. */
+  enrichConcurrency: number;
+  /** The built-in models' files, threads and queues (CAIRN_EMBED_*, CAIRN_CHAT_*). */
+  builtinModels: BuiltinModelSettings;
+  /** The Temporal CLI that runs the child dev server (TEMPORAL_BIN); unset: the one in .venv. */
+  temporalBin?: string;
   /** Reader threads of the embedded chunk index; 0 = searches run on the event loop. */
   indexThreads: number;
   /** Bound of the embedded chunk index's in-memory full-text copies per index connection, in MB; 0 = FTS5 only. */
@@ -76,40 +88,52 @@ export interface LaneLimits {
 
 const rootDir = path.resolve(new URL('..', import.meta.url).pathname);
 
+/**
+ * Reads every setting once, each by its declared parser (config-schema.ts), after refusing every value a
+ * parser would not take as written; the defaults are the README's. Nothing else reads the environment:
+ * what a module needs comes down from here (ActivityDeps, constructor options, child-process options).
+ */
 export function loadConfig(env: SettingsEnv = configEnv()): Config {
   assertValidSettings(env);
-  const dataDir = path.resolve(env.CAIRN_DATA_DIR ?? path.join(process.cwd(), 'data'));
+  const read = <N extends Parameters<typeof readSetting>[1]>(name: N) => readSetting(env, name);
+  const dataDir = path.resolve(read('CAIRN_DATA_DIR') ?? path.join(process.cwd(), 'data'));
   return {
-    host: env.HOST ?? '127.0.0.1',
-    port: intFrom(env.PORT, 9380),
+    host: read('HOST') ?? '127.0.0.1',
+    port: read('PORT') ?? 9380,
     dataDir,
-    databaseUrl: env.CAIRN_DATABASE_URL || `sqlite:${path.join(dataDir, 'cairn.db')}`,
-    jwtSecret: env.CAIRN_JWT_SECRET || undefined,
+    databaseUrl: read('CAIRN_DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'cairn.db')}`,
+    jwtSecret: read('CAIRN_JWT_SECRET'),
     blobs: parseBlobLocation(env, dataDir),
     index: parseIndexLocation(env),
-    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
-    temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
-    temporalUiPort: intFrom(env.TEMPORAL_UI_PORT, 8233),
-    temporalUiUrl: env.TEMPORAL_UI_URL || undefined,
-    temporalPort: intFrom(env.TEMPORAL_PORT, 7233),
-    taskQueue: env.CAIRN_TASK_QUEUE ?? 'cairn',
+    temporalAddress: read('TEMPORAL_ADDRESS'),
+    temporalNamespace: read('TEMPORAL_NAMESPACE') ?? 'default',
+    temporalUiPort: read('TEMPORAL_UI_PORT') ?? 8233,
+    temporalUiUrl: read('TEMPORAL_UI_URL'),
+    temporalPort: read('TEMPORAL_PORT') ?? 7233,
+    temporalBin: read('TEMPORAL_BIN'),
+    taskQueue: read('CAIRN_TASK_QUEUE') ?? 'cairn',
     rootDir,
-    logLevel: env.LOG_LEVEL ?? 'info',
-    embeddedWorker: booleanSetting(env.CAIRN_EMBEDDED_WORKER, true),
-    workerRoles: env.CAIRN_WORKER_QUEUES?.trim() ? parseWorkerRoles(env.CAIRN_WORKER_QUEUES, 'CAIRN_WORKER_QUEUES') : [...WORKER_ROLES],
-    jsonLimit: intFrom(env.CAIRN_JSON_LIMIT, 1024 * 1024),
-    uploadLimit: intFrom(env.CAIRN_UPLOAD_LIMIT, 100 * 1024 * 1024),
-    allowPrivateUrls: booleanSetting(env.CAIRN_ALLOW_PRIVATE_URLS, false),
-    privateUrlAllowList: (env.CAIRN_PRIVATE_URL_ALLOWLIST ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    sandboxTimeoutSec: Math.max(1, intFrom(env.CAIRN_SANDBOX_TIMEOUT, 60)),
-    sandboxMemoryMb: Math.max(16, intFrom(env.CAIRN_SANDBOX_MEMORY_MB, 256)),
+    logLevel: read('LOG_LEVEL') ?? 'info',
+    embeddedWorker: read('CAIRN_EMBEDDED_WORKER') ?? true,
+    workerRoles: read('CAIRN_WORKER_QUEUES') ?? [...WORKER_ROLES],
+    jsonLimit: read('CAIRN_JSON_LIMIT') ?? 1024 * 1024,
+    uploadLimit: read('CAIRN_UPLOAD_LIMIT') ?? 100 * 1024 * 1024,
+    allowPrivateUrls: read('CAIRN_ALLOW_PRIVATE_URLS') ?? false,
+    privateUrlAllowList: read('CAIRN_PRIVATE_URL_ALLOWLIST') ?? [],
+    sandboxTimeoutSec: read('CAIRN_SANDBOX_TIMEOUT') ?? 60,
+    sandboxMemoryMb: read('CAIRN_SANDBOX_MEMORY_MB') ?? 256,
+    sandboxWarm: read('CAIRN_SANDBOX_WARM') ?? true,
+    parsing: { ceilings: parserCeilingsFrom(env), limits: parseLimitsFrom(env) },
+    // Small, so one document's enrichment does not flood a provider.
+    enrichConcurrency: read('CAIRN_ENRICH_CONCURRENCY') ?? 4,
+    builtinModels: builtinModelSettingsFrom(env),
     ...loadCapacity(env),
-    fullTextMemoryMb: Number(env.CAIRN_CACHE_FULLTEXT_MB || 128),
-    vectorsMemoryMb: Number(env.CAIRN_CACHE_VECTORS_MB || 512),
+    fullTextMemoryMb: read('CAIRN_CACHE_FULLTEXT_MB') ?? 128,
+    vectorsMemoryMb: read('CAIRN_CACHE_VECTORS_MB') ?? 512,
     caches: {
-      signBitsMb: Number(env.CAIRN_CACHE_SIGN_BITS_MB || 64),
-      termFrequencies: intFrom(env.CAIRN_CACHE_TERM_FREQUENCIES, 50_000),
-      modelClients: intFrom(env.CAIRN_CACHE_MODEL_CLIENTS, 256),
+      signBitsMb: read('CAIRN_CACHE_SIGN_BITS_MB') ?? 64,
+      termFrequencies: read('CAIRN_CACHE_TERM_FREQUENCIES') ?? 50_000,
+      modelClients: read('CAIRN_CACHE_MODEL_CLIENTS') ?? 256,
     },
   };
 }
@@ -117,21 +141,20 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
 /** Thread and admission defaults follow the CPU count: searches are CPU-bound, model streams are not. */
 function loadCapacity(env: SettingsEnv): Pick<Config, 'indexThreads' | 'admission'> {
   const cpus = availableParallelism();
-  const lane = ([inFlight, queue, wait]: (keyof SettingsEnv)[], defaults: LaneLimits): LaneLimits => ({
-    maxInFlight: Math.max(1, intFrom(env[inFlight!], defaults.maxInFlight)),
-    maxQueue: Math.max(0, intFrom(env[queue!], defaults.maxQueue)),
-    maxWaitMs: Math.max(0, intFrom(env[wait!], defaults.maxWaitMs)),
-  });
+  const read = <N extends Parameters<typeof readSetting>[1]>(name: N) => readSetting(env, name);
   return {
-    indexThreads: Math.max(0, intFrom(env.CAIRN_INDEX_THREADS, Math.min(4, cpus))),
+    indexThreads: read('CAIRN_INDEX_THREADS') ?? Math.min(4, cpus),
     admission: {
-      short: lane(['CAIRN_MAX_INFLIGHT', 'CAIRN_MAX_QUEUE', 'CAIRN_MAX_QUEUE_WAIT_MS'], { maxInFlight: 2 * cpus, maxQueue: 8 * cpus, maxWaitMs: 500 }),
-      long: lane(['CAIRN_MAX_LONG_INFLIGHT', 'CAIRN_MAX_LONG_QUEUE', 'CAIRN_MAX_LONG_QUEUE_WAIT_MS'], { maxInFlight: 16 * cpus, maxQueue: 4 * cpus, maxWaitMs: 5000 }),
+      short: {
+        maxInFlight: read('CAIRN_MAX_INFLIGHT') ?? 2 * cpus,
+        maxQueue: read('CAIRN_MAX_QUEUE') ?? 8 * cpus,
+        maxWaitMs: read('CAIRN_MAX_QUEUE_WAIT_MS') ?? 500,
+      },
+      long: {
+        maxInFlight: read('CAIRN_MAX_LONG_INFLIGHT') ?? 16 * cpus,
+        maxQueue: read('CAIRN_MAX_LONG_QUEUE') ?? 4 * cpus,
+        maxWaitMs: read('CAIRN_MAX_LONG_QUEUE_WAIT_MS') ?? 5000,
+      },
     },
   };
-}
-
-function intFrom(value: string | undefined, fallback: number): number {
-  const n = value === undefined || value === '' ? NaN : Number(value);
-  return Number.isInteger(n) ? n : fallback;
 }

@@ -18,4 +18,3 @@ export const badRequest = (message: string, data?: unknown) => new ApiError(400,
 export const unauthorized = (message = 'Unauthorized: missing or invalid API key or token') => new ApiError(401, message);
 export const forbidden = (message: string) => new ApiError(403, message);
 export const notFound = (message: string) => new ApiError(404, message);
-export const conflict = (message: string) => new ApiError(409, message);

@@ -4,10 +4,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createLogger } from './logger.js';
-import { openBackends } from './wiring.js';
+import { buildApiServices, openBackends } from './wiring.js';
 import { AuthService } from './services/auth.js';
-import { DatasetService } from './services/datasets.js';
-import { DocumentService } from './services/documents.js';
 import { resolveJwtSecret } from './secrets.js';
 import { ensureAdmin } from './bootstrap.js';
 import { startDevServer, type DevServer } from './engine/dev-server.js';
@@ -22,38 +20,21 @@ import { cacheSizes } from './observability/caches.js';
 import { accountRoutes } from './api/routers/accounts.js';
 import { datasetRoutes } from './api/routers/datasets.js';
 import { datasetIndexRoutes } from './api/routers/dataset-indexes.js';
-import { DatasetIndexService } from './services/dataset-indexes.js';
-import { datasetIndexData } from './enrichment/index-data.js';
 import { graphRoutes } from './api/routers/graph.js';
-import { GraphViewService } from './enrichment/graph/view.js';
 import { metadataRoutes } from './api/routers/metadata.js';
-import { MetadataService } from './services/metadata.js';
 import { documentRoutes } from './api/routers/documents.js';
 import { chunkRoutes } from './api/routers/chunks.js';
 import { retrievalRoutes } from './api/routers/retrieval.js';
 import { searchRoutes } from './api/routers/searches.js';
-import { SearchAppService } from './services/searches.js';
-import { EmbeddingCheckService } from './services/embedding-check.js';
-import { DatasetSearchService } from './services/dataset-search.js';
 import { providerRoutes } from './api/routers/providers.js';
-import { ChunkService } from './services/chunks.js';
-import { RetrievalService } from './services/retrieval.js';
 import { chatRoutes } from './api/routers/chats.js';
 import { openaiRoutes } from './api/routers/openai.js';
 import { openaiModelRoutes } from './api/routers/openai-models.js';
-import { ChatService } from './services/chats.js';
-import { SessionService } from './services/sessions.js';
-import { ConversationService } from './services/conversations.js';
 import type { RouteSpec } from './api/routes.js';
 import { withMcp } from './mcp/http-transport.js';
 import { builtinChatStatus, checkBuiltinChat } from './models/builtin/chat-model.js';
-import { AgentService } from './services/agents.js';
-import { AgentSessionService } from './services/agent-sessions.js';
 import { agentRoutes } from './api/routers/agents.js';
-import { MemoryService } from './services/memories.js';
 import { memoryRoutes } from './api/routers/memories.js';
-import { TemporalMemoryTasks } from './engine/memory-tasks.js';
-import { McpServerService } from './services/mcp-servers.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { metricsRoutes } from './api/routers/metrics.js';
 
@@ -95,6 +76,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     if (!temporalAddress) {
       const dev: DevServer = await startDevServer({
         rootDir: config.rootDir,
+        temporalBin: config.temporalBin,
         dbFile: path.join(config.dataDir, 'temporal.db'),
         port: config.temporalPort,
         uiPort: config.temporalUiPort || undefined,
@@ -114,6 +96,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         taskQueue: config.taskQueue,
         rootDir: config.rootDir,
         roles: config.workerRoles,
+        parserProcesses: config.parsing.ceilings.processes,
         activitiesOf: (role) => roleActivities(role, deps),
         onFatal: (err) => log.error({ err }, 'temporal worker stopped'),
       });
@@ -124,26 +107,13 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     }
 
     const auth = new AuthService(store, await resolveJwtSecret(config, store));
-    const providers = deps.models.providers;
-    const datasets = new DatasetService(store, providers, workflows, {
-      onFailure: (err, ids) => log.error({ err, datasetIds: ids }, 'could not start the deletion workflow; it starts again at the next start'),
-    });
-    const documents = new DocumentService(store, datasets, index, deps.blobs, workflows);
-    const chunks = new ChunkService(store, documents, index, deps.blobs, deps.models);
-    const retrieval = new RetrievalService(store, datasets, index, deps.models);
-    const chats = new ChatService(store, datasets, providers);
-    const sessions = new SessionService(store, chats);
-    const conversations = new ConversationService(store, chats, sessions, providers, deps.models, retrieval, log);
-    const searchApps = new SearchAppService(store, datasets, providers, conversations);
-    const agents = new AgentService(store);
-    const agentSessions = new AgentSessionService(store, agents, workflows, deps.events);
-    const memories = new MemoryService(store, deps.memories, deps.models, new TemporalMemoryTasks(() => workflows.client, config.taskQueue));
+    const services = buildApiServices(config, deps, workflows, log);
+    const { providers, datasets, documents, chunks, retrieval, chats, sessions, conversations, searchApps, agents, agentSessions, memories, datasetIndexes } = services;
     // Event logs of finished runs are read within seconds; an hour is plenty for a slow reader.
     const purge = setInterval(() => void deps.events.purgeOlderThan(60 * 60 * 1000).catch(() => undefined), 10 * 60 * 1000);
     purge.unref();
     cleanups.push(async () => clearInterval(purge));
 
-    const datasetIndexes = new DatasetIndexService(store, datasets, workflows, datasetIndexData(deps));
     const routes: RouteSpec[] = [];
     routes.push(
       ...systemRoutes(
@@ -158,22 +128,13 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         () => cacheSizes({ index, modelClients: deps.models }),
       ),
       ...accountRoutes(auth),
-      ...metadataRoutes(new MetadataService(store, datasets, index)),
-      ...datasetRoutes(
-        datasets,
-        new EmbeddingCheckService({
-          datasets,
-          documents: store.documents,
-          index,
-          models: providers,
-          embedder: (tenantId, modelId) => deps.models.embedding(tenantId, modelId),
-        }),
-      ),
+      ...metadataRoutes(services.metadata),
+      ...datasetRoutes(datasets, services.embeddingCheck),
       ...datasetIndexRoutes(datasetIndexes),
-      ...graphRoutes(new GraphViewService(store, datasets), datasetIndexes),
+      ...graphRoutes(services.graphView, datasetIndexes),
       ...documentRoutes(documents, config.uploadLimit),
       ...chunkRoutes(chunks),
-      ...retrievalRoutes(retrieval, new DatasetSearchService(retrieval, searchApps), searchApps),
+      ...retrievalRoutes(retrieval, services.datasetSearch, searchApps),
       ...searchRoutes(searchApps),
       ...providerRoutes(providers),
       ...chatRoutes(chats, sessions, conversations),
@@ -181,7 +142,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...openaiModelRoutes(chats, agents, providers),
       ...agentRoutes(agents, agentSessions),
       ...memoryRoutes(memories),
-      ...mcpServerRoutes(new McpServerService(store, deps.urlGuard)),
+      ...mcpServerRoutes(services.mcpServers),
       ...metricsRoutes({ documents: store.documents, workflows, index, modelClients: deps.models, log }),
     );
     const app = createHttpApp(withAdmission(routes, admissionGates(config.admission)), auth, log, config.jsonLimit, path.join(config.rootDir, 'dist', 'web'));

@@ -21,6 +21,30 @@ import type { MilvusLocation } from './index/location.js';
 import type { MilvusChunkIndex } from './index/chunks/milvus/milvus-index.js';
 import type { MilvusMemoryIndex } from './index/memories/milvus-memory-index.js';
 import type { MemoryIndex } from './index/memories/memory-index.js';
+import { ParserPool } from './parsing/parser-pool.js';
+import { RetrievalService } from './services/retrieval.js';
+import { MemoryService } from './services/memories.js';
+import type { Logger } from 'pino';
+import type { WorkflowClient } from './engine/workflow-client.js';
+import { TemporalMemoryTasks } from './engine/memory-tasks.js';
+import { DatasetService } from './services/datasets.js';
+import { DocumentService } from './services/documents.js';
+import { DatasetIndexService } from './services/dataset-indexes.js';
+import { datasetIndexData } from './enrichment/index-data.js';
+import { GraphViewService } from './enrichment/graph/view.js';
+import { MetadataService } from './services/metadata.js';
+import { SearchAppService } from './services/searches.js';
+import { EmbeddingCheckService } from './services/embedding-check.js';
+import { DatasetSearchService } from './services/dataset-search.js';
+import { ChunkService } from './services/chunks.js';
+import { ChatService } from './services/chats.js';
+import { SessionService } from './services/sessions.js';
+import { ConversationService } from './services/conversations.js';
+import { AgentService } from './services/agents.js';
+import { AgentSessionService } from './services/agent-sessions.js';
+import { McpServerService } from './services/mcp-servers.js';
+import { storeDatasetAccess } from './services/access.js';
+import { useBuiltinModelSettings } from './models/builtin/settings.js';
 
 /** The embedded chunk index's cache bounds (CAIRN_CACHE_*). */
 export function indexCaches(config: Config) {
@@ -83,19 +107,28 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
   const index = milvus?.chunks ?? embeddedChunkIndex(config, indexDb);
   const memories: MemoryIndex = milvus?.memories ?? new SqliteMemoryIndex(indexDb);
   const urls = { allowPrivate: config.allowPrivateUrls, allowList: config.privateUrlAllowList };
+  // Parser processes start with the first file, so a process that parses nothing starts none.
+  const parsers = new ParserPool({ ...config.parsing.ceilings, limits: config.parsing.limits });
+  const models = new ModelClients(new ProviderService(store), config.caches.modelClients);
+  const memoryTasks = activityMemoryTasks(config.taskQueue);
   return {
     store,
     index,
     blobs: blobStoreFromConfig(config),
-    models: new ModelClients(new ProviderService(store), config.caches.modelClients),
+    models,
     events: runEvents(db, indexDb),
     memories,
-    memoryTasks: activityMemoryTasks(config.taskQueue),
+    memoryTasks,
+    agentRetrieval: new RetrievalService(store, storeDatasetAccess(store.datasets), index, models),
+    agentMemories: new MemoryService(store, memories, models, memoryTasks),
     urlGuard: async (url) => {
       await checkUrl(new URL(url), urls, 'MCP server');
     },
-    agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb } },
+    agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb, keepWarm: config.sandboxWarm } },
+    parsers,
+    enrichConcurrency: config.enrichConcurrency,
     close: async () => {
+      await parsers.stop();
       await memories.close();
       await index.close();
     },
@@ -118,6 +151,7 @@ export interface Backends extends ActivityDeps {
  * on a metadata transaction that is between two of its statements.
  */
 export async function openBackends(config: Config): Promise<Backends> {
+  useBuiltinModelSettings(config.builtinModels);
   const indexDb = openEmbeddedIndexDb(config);
   const checkpointer = indexDb.memory ? undefined : new WalCheckpointer(indexDb);
   const closeIndexDb = async () => {
@@ -153,5 +187,50 @@ export async function openBackends(config: Config): Promise<Backends> {
       await db.close();
       await closeIndexDb();
     },
+  };
+}
+
+/**
+ * The API's services over the backends and the workflow client, for `cairn start` (the routes are
+ * server.ts's). The activities' services come from buildActivityDeps above, from the same classes.
+ */
+export function buildApiServices(config: Config, deps: Backends, workflows: WorkflowClient, log: Logger) {
+  const { store, index, blobs, models } = deps;
+  const providers = models.providers;
+  const datasets = new DatasetService(store, providers, workflows, {
+    onFailure: (err, ids) => log.error({ err, datasetIds: ids }, 'could not start the deletion workflow; it starts again at the next start'),
+  });
+  const documents = new DocumentService(store, datasets, index, blobs, workflows);
+  const retrieval = new RetrievalService(store, datasets, index, models);
+  const chats = new ChatService(store, datasets, providers);
+  const sessions = new SessionService(store, chats);
+  const conversations = new ConversationService(store, chats, sessions, providers, models, retrieval, log);
+  const searchApps = new SearchAppService(store, datasets, providers, conversations);
+  const agents = new AgentService(store);
+  return {
+    providers,
+    datasets,
+    documents,
+    chunks: new ChunkService(store, documents, index, blobs, models),
+    retrieval,
+    chats,
+    sessions,
+    conversations,
+    searchApps,
+    datasetSearch: new DatasetSearchService(retrieval, searchApps),
+    agents,
+    agentSessions: new AgentSessionService(store, agents, workflows, deps.events),
+    memories: new MemoryService(store, deps.memories, models, new TemporalMemoryTasks(() => workflows.client, config.taskQueue)),
+    datasetIndexes: new DatasetIndexService(store, datasets, workflows, datasetIndexData(deps)),
+    metadata: new MetadataService(store, datasets, index),
+    embeddingCheck: new EmbeddingCheckService({
+      datasets,
+      documents: store.documents,
+      index,
+      models: providers,
+      embedder: (tenantId, modelId) => models.embedding(tenantId, modelId),
+    }),
+    graphView: new GraphViewService(store, datasets),
+    mcpServers: new McpServerService(store, deps.urlGuard),
   };
 }

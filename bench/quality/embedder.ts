@@ -3,7 +3,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { builtinEmbeddingModel, type EmbedPurpose } from '../../src/models/index.js';
+import { builtinEmbeddingModel } from '../../src/models/builtin/embedding-model.js';
+import type { EmbedPurpose } from '../../src/models/types.js';
 import { BUILTIN_EMBEDDING_SPECS } from '../../src/models/builtin/spec.js';
 
 export interface BenchEmbedder {

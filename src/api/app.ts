@@ -11,7 +11,6 @@ import { validateBody, validateQuery } from './validation.js';
 import { serveConsole } from './console.js';
 import { NUL_IN_BODY, refuseNulInJson, refuseNulInUrl } from './nul-guard.js';
 
-export { API_PREFIX } from './routes.js';
 
 /** The Express app: JSON parsing, auth, one handler per RouteSpec, 404/405 and the error envelope. */
 /** `consoleDir`: the built web console, served at `/` (see console.ts). */

@@ -12,7 +12,7 @@ export function toJsonWithBytes(value: unknown): string {
 
 export function fromJsonWithBytes<T>(text: string): T {
   // A reviver is called for every value and doubles the parse (~0.4 s more for a book's 145,000 chunks, on
-  // the event loop): only a text that carries bytes needs it.
+  // the event loop: bench/ingest/large-document.ts --paragraphs 290000): only a text that carries bytes needs it.
   if (!text.includes('"$b64"')) return JSON.parse(text) as T;
   return JSON.parse(text, (_k, v) => (v && typeof v === 'object' && typeof v.$b64 === 'string' ? new Uint8Array(Buffer.from(v.$b64, 'base64')) : v)) as T;
 }

@@ -21,6 +21,7 @@ export async function runWorkerOnly(config: Config): Promise<WorkerOnly> {
     taskQueue: config.taskQueue,
     rootDir: config.rootDir,
     roles: config.workerRoles,
+    parserProcesses: config.parsing.ceilings.processes,
     activitiesOf: (role) => roleActivities(role, backends),
     onFatal: (err) => fail(err),
   }).catch(async (err: unknown) => {

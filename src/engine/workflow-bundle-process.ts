@@ -7,8 +7,8 @@ const KEPT_OUTPUT_CHARS = 64_000;
 
 /**
  * Makes sure the workflow bundle is current (bundleIsStale): when it is not, writes it from a short-lived
- * child process. webpack keeps ~150 MB in the process that runs it, for that process's life
- * (docs/operations.md, "Memory"); a child gives all of it back when it ends.
+ * child process. webpack keeps ~150 MB in the process that runs it, for that process's life (measured by
+ * bench/ingest/run.ts; docs/operations.md, "Memory"); a child gives all of it back when it ends.
  * Rejects with webpack's errors when the workflows do not compile.
  */
 export async function ensureWorkflowBundle(rootDir: string): Promise<void> {

@@ -4,7 +4,7 @@ import type { ExtractedDocument, ProgressFn } from './types.js';
 export interface ExtractOptions {
   onProgress?: ProgressFn;
   signal?: AbortSignal;
-  /** Size, decompression, nesting and pixel limits; by default from the CAIRN_PARSE_* variables. */
+  /** Size, decompression, nesting and pixel limits; by default DEFAULT_PARSE_LIMITS (the parser pool passes the configured ones). */
   limits?: ParseLimits;
 }
 

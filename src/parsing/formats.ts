@@ -158,11 +158,6 @@ export function contentTypeFor(filename: string): string {
   return entryFor(filename)?.mime ?? 'application/octet-stream';
 }
 
-/** Every supported extension (without dot), e.g. for an error message or an `accept` list. */
-export function supportedExtensions(): string[] {
-  return Object.keys(FORMATS);
-}
-
 /** A file extension (with dot) for a MIME type, e.g. to name an attachment that came without a filename. */
 export function extensionForContentType(mime: string): string | undefined {
   const wanted = mime.split(';')[0].trim().toLowerCase();

@@ -13,15 +13,14 @@ import { extractCsv, extractXls } from './extractors/sheetjs.js';
 import { extractXlsx } from './extractors/xlsx.js';
 import { extensionOf, FORMAT_LABELS, formatOf, type FormatKind } from './formats.js';
 import { guardInput } from './guards.js';
-import { parseLimitsFrom, type ParseLimits } from './limits.js';
+import { DEFAULT_PARSE_LIMITS, type ParseLimits } from './limits.js';
 import { resolveFormat } from './sniff.js';
 import type { ExtractedDocument } from './types.js';
 
-export type { ExtractedDocument, Position, ProgressFn, Section } from './types.js';
+export type { ExtractedDocument, Section } from './types.js';
 export type { ExtractOptions } from './extractor.js';
-export { CorruptFileError, OcrEngineError, ParseLimitError, UnsupportedFormatError } from './errors.js';
-export type { ParseLimits } from './limits.js';
-export { contentTypeFor, isSupportedFile, supportedExtensions } from './formats.js';
+export { CorruptFileError, ParseLimitError, UnsupportedFormatError } from './errors.js';
+export { contentTypeFor, isSupportedFile } from './formats.js';
 export { shutdownOcr } from './ocr.js';
 
 const EXTRACTORS: Record<FormatKind, Extractor> = {
@@ -105,6 +104,6 @@ async function extractAt(bytes: Uint8Array, filename: string, options: ExtractOp
  * OcrEngineError when OCR cannot start, and the signal's reason when aborted.
  */
 export async function extract(bytes: Uint8Array, filename: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
-  return extractAt(bytes, filename, { ...options, limits: options.limits ?? parseLimitsFrom() }, 0);
+  return extractAt(bytes, filename, { ...options, limits: options.limits ?? DEFAULT_PARSE_LIMITS }, 0);
 }
 

@@ -1,7 +1,7 @@
 /**
  * The large parser libraries, each imported when a file first needs it: a parser process then holds only
- * the libraries of the formats it has parsed (SheetJS ~33 MB, mailparser ~27, ExcelJS ~26, pdfjs with
- * @napi-rs/canvas ~39, mammoth ~13, tesseract.js ~8 when imported alone; docs/operations.md, "Memory").
+ * the libraries of the formats it has parsed (SheetJS, mailparser, ExcelJS, pdfjs with @napi-rs/canvas,
+ * mammoth, tesseract.js; the parser process's memory is measured by bench/ingest/run.ts: docs/operations.md, "Memory").
  * The libraries are loaded lazily, not our extractor modules: under mocha's tsx a TypeScript module
  * imported with import() is a second copy beside the statically imported one, and `instanceof` of the
  * parsing errors would fail across the two.

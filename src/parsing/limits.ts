@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { configEnv, type SettingsEnv } from '../config-schema.js';
+import { readSetting, type SettingsEnv } from '../config-schema.js';
 
 /** What one file may cost before any parser library reads it; checked inside the parser process. */
 export interface ParseLimits {
@@ -58,37 +58,31 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   nestingDepth: 256,
 };
 
-function positive(value: string | undefined, fallback: number): number {
-  const n = value === undefined || value.trim() === '' ? NaN : Number(value);
-  if (Number.isFinite(n) && n > 0) return n;
-  if (value !== undefined && value.trim() !== '') throw new Error(`invalid parsing limit "${value}": expected a positive number`);
-  return fallback;
-}
-
-export function parseLimitsFrom(env: SettingsEnv = configEnv()): ParseLimits {
+/** The limits CAIRN_PARSE_* set in `env` (read by loadConfig; each value by its declared parser). */
+export function parseLimitsFrom(env: SettingsEnv): ParseLimits {
   const d = DEFAULT_PARSE_LIMITS;
   const v = LIMIT_VARIABLES;
   return {
-    textBytes: Math.round(positive(env[v.textBytes], d.textBytes / MB) * MB),
-    zipEntries: Math.floor(positive(env[v.zipEntries], d.zipEntries)),
-    inflateTotalBytes: Math.round(positive(env[v.inflateTotalBytes], d.inflateTotalBytes / MB) * MB),
-    inflateEntryBytes: Math.round(positive(env[v.inflateEntryBytes], d.inflateEntryBytes / MB) * MB),
-    inflateRatio: positive(env[v.inflateRatio], d.inflateRatio),
-    imagePixels: Math.round(positive(env[v.imagePixels], d.imagePixels / 1e6) * 1e6),
-    nestingDepth: Math.floor(positive(env[v.nestingDepth], d.nestingDepth)),
+    textBytes: Math.round((readSetting(env, v.textBytes) ?? d.textBytes / MB) * MB),
+    zipEntries: readSetting(env, v.zipEntries) ?? d.zipEntries,
+    inflateTotalBytes: Math.round((readSetting(env, v.inflateTotalBytes) ?? d.inflateTotalBytes / MB) * MB),
+    inflateEntryBytes: Math.round((readSetting(env, v.inflateEntryBytes) ?? d.inflateEntryBytes / MB) * MB),
+    inflateRatio: readSetting(env, v.inflateRatio) ?? d.inflateRatio,
+    imagePixels: Math.round((readSetting(env, v.imagePixels) ?? d.imagePixels / 1e6) * 1e6),
+    nestingDepth: readSetting(env, v.nestingDepth) ?? d.nestingDepth,
   };
 }
 
-/** CAIRN_PARSE_THREADS is the name the pool size had when parsers ran on threads; it still works. */
-export function parserCeilingsFrom(env: SettingsEnv = configEnv()): ParserCeilings {
+/** The parser processes CAIRN_PARSE_* set in `env`; CAIRN_PARSE_THREADS is the pool size's name from when parsers ran on threads. */
+export function parserCeilingsFrom(env: SettingsEnv): ParserCeilings {
   // Half the CPUs: the embedding model uses them all and takes ~10x the CPU of extraction, and each
-  // parser process holds ~300 MB while it lives (docs/operations.md, "Memory").
+  // parser process holds its memory while it lives (bench/ingest/run.ts measures it; docs/operations.md, "Memory").
   const defaultProcesses = Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)));
   return {
-    processes: Math.floor(positive(env.CAIRN_PARSE_PROCESSES || env.CAIRN_PARSE_THREADS, defaultProcesses)),
-    memoryMb: Math.floor(positive(env[LIMIT_VARIABLES.memoryMb], 1024)),
-    timeoutSec: positive(env[LIMIT_VARIABLES.timeoutSec], 600),
-    idleSec: positive(env[LIMIT_VARIABLES.idleSec], 30),
+    processes: readSetting(env, 'CAIRN_PARSE_PROCESSES') ?? defaultProcesses,
+    memoryMb: readSetting(env, 'CAIRN_PARSE_MEMORY_MB') ?? 1024,
+    timeoutSec: readSetting(env, 'CAIRN_PARSE_TIMEOUT_SEC') ?? 600,
+    idleSec: readSetting(env, 'CAIRN_PARSE_IDLE_SEC') ?? 30,
   };
 }
 

@@ -6,7 +6,7 @@ import { ParseLimitError } from './errors.js';
 import type { ChunkRequest, EncodedChunks } from '../chunking/chunk-file.js';
 import type { ExtractOptions } from './extractor.js';
 import { refuseBeforeParsing } from './guards.js';
-import { LIMIT_VARIABLES, parseLimitsFrom, parserCeilingsFrom, type ParseLimits, type ParserCeilings } from './limits.js';
+import { LIMIT_VARIABLES, type ParseLimits, type ParserCeilings } from './limits.js';
 import type { ExtractedDocument } from './types.js';
 
 export interface ParserPoolOptions extends ParserCeilings {
@@ -42,7 +42,7 @@ interface Child {
   stderr: string;
 }
 
-/** How often the memory of busy parser processes is read. A bomb inflates ~1 GB/s, so the check must be frequent. */
+/** How often the memory of busy parser processes is read. A bomb inflates fast, so the check must be frequent. */
 const WATCH_MS = 50;
 /** A process still this full after its file is done is replaced rather than trusted with the next one. */
 const RETIRE_FRACTION = 0.75;
@@ -58,8 +58,8 @@ const HEAP_OVERFLOW = /heap out of memory|Reached heap limit|allocation failed/i
 export const PARSER_NICENESS = 10;
 /**
  * V8's young generation, per semi-space, in MB (Node's default grows to 16): parsing allocates many
- * short-lived objects, and a small nursery keeps ~25 MB less resident per process at the same CPU
- * (measured: 180 -> 153 MB after 20 PDF and DOCX files; docs/operations.md, "Memory").
+ * short-lived objects, and a small nursery keeps less resident per process at the same CPU
+ * (docs/operations.md, "Other choices, measured").
  */
 const PARSER_SEMI_SPACE_MB = 2;
 
@@ -87,6 +87,9 @@ const lastLine = (text: string): string =>
  * Worker threads cannot do this: their resourceLimits do not count ArrayBuffers or native memory, and a
  * thread that runs out takes its whole process down (docs/parsing-limits.md).
  */
+/** What the parse activities need of the parser processes (the port ActivityDeps carries). */
+export type DocumentParsers = Pick<ParserPool, 'extract' | 'extractAndChunk'>;
+
 export class ParserPool {
   private readonly children: Child[] = [];
   private readonly queue: Job[] = [];
@@ -305,12 +308,4 @@ export class ParserPool {
     }, WATCH_MS);
     this.watchdog.unref();
   }
-}
-
-let shared: ParserPool | undefined;
-
-/** The process-wide pool, configured from CAIRN_PARSE_* (docs/parsing-limits.md); invalid settings throw here. */
-export function parserPool(): ParserPool {
-  shared ??= new ParserPool({ ...parserCeilingsFrom(), limits: parseLimitsFrom() });
-  return shared;
 }

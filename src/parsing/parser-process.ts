@@ -2,7 +2,7 @@ import type { ChunkRequest } from '../chunking/chunk-file.js';
 import type { ParseLimits } from './limits.js';
 
 // Under tsx, source maps are on, and Node then keeps a parsed map of every module tsx transformed:
-// ~110 MB of this process for pdfjs alone. Error messages, not stack traces, leave this process.
+// for pdfjs alone, a large part of this process. Error messages, not stack traces, leave this process.
 process.setSourceMapsEnabled(false);
 const { extract } = await import('./index.js');
 const { chunkFile, encodeChunks } = await import('../chunking/chunk-file.js');

@@ -1,7 +1,7 @@
 /**
  * Document names' places in collation order, remembered across retrievals. doc_aggs puts every document
- * of a retrieval in order of name (~1,200 at 100k chunks): with the collator that is ~10,000 comparisons,
- * ~1 ms; by remembered places, integer comparisons (~0.3 ms). Two names share a place exactly when the
+ * of a retrieval in order of name (~1,200 at 100k chunks): with the collator that is ~10,000 comparisons;
+ * by remembered places, integer comparisons (the retrieval's share: bench/retrieval/run.ts). Two names share a place exactly when the
  * collator finds them equal, so ordering by place is ordering by the collator.
  */
 

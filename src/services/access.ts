@@ -1,5 +1,6 @@
 import type { Principal } from './auth.js';
 import { forbidden, notFound } from '../errors.js';
+import type { DatasetRepo, DatasetRow } from '../store/datasets.js';
 
 /** Something owned by a tenant and shared with the tenant's members when its permission is `team`. */
 export interface TenantOwned {
@@ -27,4 +28,14 @@ export function requireManage<T extends TenantOwned>(p: Principal, obj: T | unde
 /** A principal acting for a tenant's owner: agent runs read the owner's datasets and memories. */
 export function tenantPrincipal(tenantId: string): Principal {
   return { userId: tenantId, email: '', nickname: '', tenantId, teamTenants: [], isAdmin: false };
+}
+
+/** A dataset the caller may manage (RetrievalService's only need of datasets; DatasetService is one). */
+export interface DatasetAccess {
+  get(p: Principal, id: string): Promise<DatasetRow>;
+}
+
+/** DatasetAccess straight on the store, for activities (they start no workflows, so need no DatasetService). */
+export function storeDatasetAccess(datasets: Pick<DatasetRepo, 'byId'>): DatasetAccess {
+  return { get: async (p, id) => requireManage(p, await datasets.byId(id), 'Dataset', id) };
 }

@@ -6,7 +6,7 @@ import type { ModelCatalog } from './model-catalog.js';
 import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, forbidden, notFound } from '../errors.js';
-import { requireManage } from './access.js';
+import { storeDatasetAccess, type DatasetAccess } from './access.js';
 import { deleteTargets } from './delete-targets.js';
 import { deepMerge, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
 import type { ListPage } from './paging.js';
@@ -61,7 +61,11 @@ export class DatasetService {
     private readonly models: ModelCatalog,
     private readonly cleanup: DatasetCleanup,
     private readonly handOffOptions: HandOffOptions = {},
-  ) {}
+  ) {
+    this.access = storeDatasetAccess(store.datasets);
+  }
+
+  private readonly access: DatasetAccess;
 
   async create(p: Principal, input: CreateDatasetInput) {
     const name = checkName(input.name);
@@ -96,7 +100,7 @@ export class DatasetService {
 
   /** Visible and manageable dataset, or 404/403. */
   async get(p: Principal, id: string): Promise<DatasetRow> {
-    return requireManage(p, await this.store.datasets.byId(id), 'Dataset', id);
+    return this.access.get(p, id);
   }
 
   async list(p: Principal, input: ListDatasetsInput) {

@@ -1,5 +1,5 @@
 import { badRequest } from '../errors.js';
-// Loaded on first use: the canvas library is ~25 MB that a Cairn process without image requests never needs.
+// Loaded on first use: the canvas library is memory that a Cairn process without image requests never needs.
 import { loadCanvas } from '../parsing/libraries.js';
 
 /** Decodes base64 (bare or a data URI) into image bytes, rejecting what is not an image. */

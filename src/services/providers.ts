@@ -7,7 +7,8 @@ import { badRequest, notFound } from '../errors.js';
 import { BUILTIN_CHAT_MODEL, BUILTIN_EMBEDDING_MODEL, type ModelCatalog } from './model-catalog.js';
 import { createModel, findFactory, listFactories } from '../models/registry.js';
 import { BUILTIN_EMBEDDING_SPECS, BUILTIN_FACTORY, builtinChatSpecFor, builtinSpecFor } from '../models/builtin/spec.js';
-import { chatSettingsFromEnv, promptBudget } from '../models/builtin/chat-protocol.js';
+import { promptBudget } from '../models/builtin/chat-protocol.js';
+import { builtinModelSettings } from '../models/builtin/settings.js';
 import type { Principal } from './auth.js';
 
 export type ModelType = 'chat' | 'embedding' | 'rerank';
@@ -121,7 +122,7 @@ export class ProviderService implements ModelCatalog {
     const byId = new Map(instances.map((i) => [i.id, i]));
     const models = await this.store.providers.models(instances.map((i) => i.id));
     const out = [
-      { model_id: BUILTIN_CHAT_MODEL, name: BUILTIN_CHAT_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['chat'], vision: false, max_tokens: chatSettingsFromEnv().contextSize },
+      { model_id: BUILTIN_CHAT_MODEL, name: BUILTIN_CHAT_MODEL.split('@')[0], provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['chat'], vision: false, max_tokens: builtinModelSettings().chat.contextSize },
       ...BUILTIN_EMBEDDING_SPECS.map((spec) => ({ model_id: `${spec.name}@${BUILTIN_FACTORY}`, name: spec.name, provider_name: BUILTIN_FACTORY, instance_name: 'default', model_type: ['embedding'], vision: false, max_tokens: spec.maxTokens })),
       ...models.map((m) => {
         const inst = byId.get(m.instance_id)!;
@@ -187,7 +188,7 @@ export class ProviderService implements ModelCatalog {
       const chat = builtinChatSpecFor(id.name);
       if (chat && type === 'chat') {
         // max_tokens is what a prompt may fill (chat history is cut to fit): the context less room for the answer.
-        return { id: `${chat.name}@${BUILTIN_FACTORY}`, factory: BUILTIN_FACTORY, model_name: chat.name, model_type: 'chat', base_url: '', api_key: '', vision: false, max_tokens: promptBudget(chatSettingsFromEnv(chat)) };
+        return { id: `${chat.name}@${BUILTIN_FACTORY}`, factory: BUILTIN_FACTORY, model_name: chat.name, model_type: 'chat', base_url: '', api_key: '', vision: false, max_tokens: promptBudget(builtinModelSettings().chat) };
       }
       throw badRequest(`Model ${modelId} not found for model type ${type}: the built-in provider offers ${BUILTIN_CHAT_MODEL} (chat) and ${BUILTIN_EMBEDDING_SPECS.map((s) => `${s.name}@${BUILTIN_FACTORY}`).join(', ')} (embedding)`);
     }

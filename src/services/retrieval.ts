@@ -1,7 +1,7 @@
 import type { MetaStore } from '../store/index.js';
 import type { ChunkIndex } from '../index/chunks/chunk-index.js';
 import type { Principal } from './auth.js';
-import type { DatasetService } from './datasets.js';
+import type { DatasetAccess } from './access.js';
 import type { ModelClients } from './model-clients.js';
 import type { MetadataCondition } from '../retrieval/metadata.js';
 import type { RetrievalResult } from '../retrieval/types.js';
@@ -121,7 +121,7 @@ export class RetrievalService {
 
   constructor(
     private readonly store: MetaStore,
-    private readonly datasets: DatasetService,
+    private readonly datasets: DatasetAccess,
     private readonly index: ChunkIndex,
     private readonly models: ModelClients,
   ) {}

@@ -389,6 +389,53 @@ describe('web console', function () {
     }
   });
 
+  it('an agent whose DSL graph nodes have no positions (as the SDK makes them) draws its nodes on the canvas', async () => {
+    // A user of its own, in a browser context of its own: the step stands alone and leaves the console's session be.
+    const anon = new Api(h.url);
+    const reg = await anon.post('/users', { email: `sdk-graph-${process.pid}-${Date.now()}@example.com`, nickname: 'SDK graph', password: 'a long sdk password' });
+    assert.equal(reg.status, 200, JSON.stringify(reg.body));
+    const token = reg.headers.get('authorization')!;
+    const rows: [string, string, Record<string, unknown>, string[]][] = [
+      ['begin', 'Begin', { mode: 'conversational', prologue: 'Hello.' }, ['Message:Out']],
+      ['Message:Out', 'Message', { content: ['Hi there.'] }, []],
+    ];
+    const components = Object.fromEntries(rows.map(([id, name, params, downstream]) => [id, { obj: { component_name: name, params }, downstream, upstream: rows.filter((r) => r[3].includes(id)).map((r) => r[0]) }]));
+    const dsl = {
+      components,
+      globals: {},
+      history: [],
+      path: [],
+      retrieval: [],
+      // No positions at all, one partial one, and an edge to a node that is not there.
+      graph: {
+        nodes: [{ id: 'begin', data: { name: 'SDK begin' } }, { id: 'Message:Out', position: { x: 10 }, data: { name: 'SDK reply' } }],
+        edges: [{ id: 'e1', source: 'begin', target: 'Message:Out' }, { id: 'e2', source: 'Message:Out', target: 'Message:Gone' }],
+      },
+    };
+    const created = await new Api(h.url, token).post('/agents', { title: 'SDK-made agent', dsl });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const own = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const p = await own.newPage();
+      p.setDefaultTimeout(30_000);
+      const errors: string[] = [];
+      p.on('pageerror', (err) => errors.push(err.message));
+      await p.goto(url('/'));
+      await p.evaluate((t) => localStorage.setItem('cairn.console.token', t), token);
+      await p.goto(url(`/agents/${created.body.data.id}`));
+      await p.getByRole('heading', { level: 1, name: 'SDK-made agent' }).waitFor();
+      const canvas = p.getByRole('region', { name: 'Agent canvas' });
+      await canvas.locator('.react-flow__node').nth(1).waitFor();
+      const names = await canvas.locator('.react-flow__node strong').allTextContents();
+      assert.deepEqual(names.sort(), ['SDK begin', 'SDK reply'], `canvas nodes: ${names}`);
+      await canvas.locator('.react-flow__edge').first().waitFor({ state: 'attached' });
+      assert.equal(await canvas.locator('.react-flow__edge').count(), 1, 'the edge between the two nodes is drawn, the one to a missing node is not');
+      assert.deepEqual(errors, [], 'the page throws nothing');
+    } finally {
+      await own.close();
+    }
+  });
+
   it('an invalid agent DSL is refused with the API\'s validation message, and bad JSON is named before sending', async () => {
     await page.getByRole('tab', { name: 'DSL (JSON)' }).click();
     const editor = page.getByLabel('Agent DSL');

@@ -5,7 +5,7 @@ import { eventually, newUser, type Api } from './client.js';
 import { getDoc, upload, waitForRun } from './documents-helpers.js';
 import { callGate, lastUserMessage, startFakes, type AnswerScript, type FakeMessage, type Fakes } from '../fakes/index.js';
 import { useFakeProviders } from './providers-helpers.js';
-import { enrichConcurrency } from '../../src/enrichment/concurrency.js';
+import { loadConfig } from '../../src/config.js';
 
 /** A word unique to this run, so no other test's cached answers are reused. */
 const RUN = randomBytes(3).toString('hex');
@@ -229,7 +229,7 @@ describe('auto_keywords and auto_questions over HTTP', function () {
     fakes.openai.behaviour.gate = gate;
     fakes.openai.clear();
     await parse(ds, doc);
-    const slots = enrichConcurrency();
+    const slots = loadConfig().enrichConcurrency;
     await eventually(async () => gate.held === slots && /Generating questions/.test((await getDoc(api, ds, doc)).progress_msg), 60_000, 50);
     const stopped = await api.delete(`/datasets/${ds}/chunks`, { document_ids: [doc] });
     assert.equal(stopped.status, 200);
@@ -258,7 +258,7 @@ describe('auto_keywords and auto_questions over HTTP', function () {
     fakes.openai.clear();
     await parse(ds, doc);
     // Every slot waits on a held call, after the first round's answers were stored.
-    const slots = enrichConcurrency();
+    const slots = loadConfig().enrichConcurrency;
     await eventually(async () => gate.held === slots && (await getDoc(api, ds, doc)).progress_msg === `Generating keywords and questions: ${ENRICH_BATCH}/48 chunks`, 60_000, 50);
     const askedBeforeKill = chatCalls().length;
     assert.equal(askedBeforeKill, 2 * ENRICH_BATCH + slots);

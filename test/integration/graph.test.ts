@@ -7,7 +7,7 @@ import { upload, waitForRun } from './documents-helpers.js';
 import { Client, Connection } from '@temporalio/client';
 import { workflowIds } from '../../src/engine/task-queues.js';
 import { GRAPH_RERUN_SIGNAL } from '../../src/enrichment/graph/signals.js';
-import { enrichConcurrency } from '../../src/enrichment/concurrency.js';
+import { loadConfig } from '../../src/config.js';
 
 const EMBED = 'fake-embed@fake@OpenAI-API-Compatible';
 const GRAPH_CHUNK = 'Related content in Knowledge Graph';
@@ -417,7 +417,7 @@ describe('knowledge graph (POST|GET /datasets/{id}/index?type=graph, GET /datase
       const start = await api.post(`/datasets/${ds}/index?type=graph`);
       assert.equal(start.status, 200, JSON.stringify(start.body));
       // Every slot is waiting on a held call: each earlier answer was stored before its slot asked again.
-      const slots = enrichConcurrency();
+      const slots = loadConfig().enrichConcurrency;
       await eventually(async () => gate.held === slots, 30_000, 50);
       const beforeKill = extractionRequests(fake, 'KILLTEST');
       assert.equal(beforeKill.length, 9 + slots);

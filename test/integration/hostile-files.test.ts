@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
-import { parserCeilingsFrom } from '../../src/parsing/limits.js';
+import { loadConfig } from '../../src/config.js';
 import { harness } from './harness.js';
 import { Api, eventually, newUser } from './client.js';
 import { upload, type UploadFile } from './documents-helpers.js';
@@ -58,7 +58,7 @@ describe('hostile files', function () {
   this.timeout(300_000);
   let api: Api;
   let datasetId: string;
-  const { memoryMb } = parserCeilingsFrom();
+  const { memoryMb } = loadConfig().parsing.ceilings;
   /** File name -> the reason its parse must fail with. */
   const reasons = new Map<string, RegExp>([
     ['bomb.docx', /bomb\.docx was refused: "word\/document\.xml" declares 420 MB uncompressed \(limit 256 MB per part, CAIRN_PARSE_INFLATE_ENTRY_MAX_MB\)/],

@@ -29,8 +29,8 @@ const answers: AnswerScript = (messages) => {
 let seq = 0;
 const unique = (name: string) => `${name}-${++seq}-${Date.now() % 100000}`;
 
-function assertError(res: { status: number; body: any }, status: number, message?: RegExp) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
+function assertError(res: { status: number; body: any }, status: number, message?: RegExp, route?: string) {
+  assert.equal(res.status, status, `${route ? `${route}: ` : ''}${JSON.stringify(res.body)}`);
   assert.equal(res.body.code, status);
   if (message) assert.match(res.body.message, message);
 }
@@ -618,7 +618,7 @@ describe('memories over HTTP', function () {
 
     it("a stranger (another tenant) gets 404 on every route of another tenant's memories, and nothing changes", async () => {
       for (const [mem, mid] of [[privateMem, privateMsg], [teamMem, teamMsg]] as const) {
-        for (const [name, call] of everyRoute(mem.id, mid)) assertError(await call(stranger), 404, /not found/);
+        for (const [name, call] of everyRoute(mem.id, mid)) assertError(await call(stranger), 404, /not found/, name);
       }
       assert.deepEqual((await stranger.get('/memories')).body.data, { memory_list: [], total_count: 0 });
       const content = (await owner.get(`/messages/${privateMem.id}:${privateMsg}/content`)).body.data;

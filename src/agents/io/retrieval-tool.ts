@@ -19,7 +19,7 @@ function datasetIds(params: Record<string, unknown>): string[] {
 }
 
 /** Memory hits are prompt text only: as in RAGFlow they are not added to the turn's references. */
-async function retrieveMemories(memories: MemoryService, tenantId: string, query: string, memoryIds: string[], params: Record<string, unknown>): Promise<RetrievalOutput> {
+async function retrieveMemories(memories: RetrievalSources['memories'], tenantId: string, query: string, memoryIds: string[], params: Record<string, unknown>): Promise<RetrievalOutput> {
   if (!memoryIds.length) throw new Error('no memory is selected (set memory_ids)');
   const hits = await memories.searchForAgent(tenantId, {
     query,
@@ -34,9 +34,10 @@ async function retrieveMemories(memories: MemoryService, tenantId: string, query
   return { formalized_content: text || String(params.empty_response ?? ''), json, reference: { chunks: {}, doc_aggs: {} } };
 }
 
+/** Where a Retrieval component reads: datasets and memories (built by wiring.ts for the activities). */
 export interface RetrievalSources {
-  datasets: RetrievalService;
-  memories: MemoryService;
+  datasets: Pick<RetrievalService, 'retrieve'>;
+  memories: Pick<MemoryService, 'searchForAgent'>;
 }
 
 function stringList(raw: unknown): string[] {

@@ -46,7 +46,7 @@ async function openWorkflows(config: Config, say: (line: string) => void): Promi
   // The dev server Cairn ran is stopped with it; its state is read through a dev server of our own on the
   // same file (no worker polls it, so nothing runs meanwhile).
   say(`checking ${dbFile} for open workflows (starting a Temporal dev server on it for a moment)`);
-  const dev = await startDevServer({ rootDir: config.rootDir, dbFile, port: 0 });
+  const dev = await startDevServer({ rootDir: config.rootDir, temporalBin: config.temporalBin, dbFile, port: 0 });
   try {
     return await listOpen(dev.address, config.temporalNamespace, `ExecutionStatus = 'Running'`);
   } finally {

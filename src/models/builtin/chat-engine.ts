@@ -2,7 +2,7 @@
  * The runtime of the built-in chat model: node-llama-cpp running a GGUF file on the CPU. It lives in
  * the chat worker thread (chat-worker.ts); nothing here runs on the API's event loop.
  *
- * - Loaded once, lazily, by the first request (about 1 s). A failed load is retried by the next
+ * - Loaded once, lazily, by the first request. A failed load is retried by the next
  *   request (e.g. after the file was installed).
  * - One llama.cpp context with `parallel` sequences: each running request owns one sequence (its own
  *   KV cache), so requests from different chats never see each other's tokens; the tokens of the

@@ -2,16 +2,16 @@ import type { ChatHistoryItem } from 'node-llama-cpp';
 import { ModelError, type ChatDelta, type ChatMessage, type ChatModel, type ChatOptions, type TokenUsage } from '../types.js';
 import { AnswerStreamer, parseToolReply, toGrammarSchema, toolCallsText, toolInstructions, toolReplySchema, toolsLeft } from './chat-json.js';
 import { chatWorkerStatus, generateInWorker } from './chat-host.js';
-import { DEFAULT_ANSWER_TOKENS, REPEAT_PENALTY, chatSettingsFromEnv, type ChatEngineConfig, type ChatEngineSettings, type ChatEngineStatus, type GenerateRequest, type Sampling } from './chat-protocol.js';
+import { DEFAULT_ANSWER_TOKENS, REPEAT_PENALTY, type ChatEngineConfig, type ChatEngineSettings, type ChatEngineStatus, type GenerateRequest, type Sampling } from './chat-protocol.js';
 import { BUILTIN_FACTORY, SMOLLM2_135M_INSTRUCT, type BuiltinChatSpec } from './spec.js';
 import { locateChatModelFile } from './locate.js';
-import { configEnv, type SettingsEnv } from '../../config-schema.js';
+import { builtinModelSettings } from './settings.js';
 
 export interface BuiltinChatOptions {
   spec?: BuiltinChatSpec;
-  /** The GGUF file; located when the model loads, when omitted (see locateChatModelFile). */
+  /** The GGUF file; default: the configured one (CAIRN_CHAT_MODEL_FILE), else located when the model loads (see locateChatModelFile). */
   file?: string;
-  /** Overrides of the settings read from the environment (see chatSettingsFromEnv). */
+  /** Overrides of the configured settings (Config.builtinModels.chat). */
   settings?: Partial<ChatEngineSettings>;
 }
 
@@ -34,8 +34,10 @@ export class BuiltinChatModel implements ChatModel {
 
   constructor(options: BuiltinChatOptions = {}) {
     const spec = options.spec ?? SMOLLM2_135M_INSTRUCT;
-    this.config = { spec, ...chatSettingsFromEnv(spec), ...options.settings };
-    if (options.file) this.config.file = options.file;
+    const configured = builtinModelSettings();
+    this.config = { spec, ...configured.chat, ...options.settings };
+    const file = options.file ?? configured.chatModelFile;
+    if (file) this.config.file = file;
     this.id = `${spec.name}@${BUILTIN_FACTORY}`;
   }
 
@@ -219,8 +221,8 @@ export function builtinChatModel(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT):
  * The health check of the built-in chat model, without loading it: its file must be where the model loads
  * it from, and its last load must not have failed. Throws naming what is wrong.
  */
-export async function checkBuiltinChat(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT, env: SettingsEnv = configEnv()): Promise<void> {
-  locateChatModelFile(spec, env);
+export async function checkBuiltinChat(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT, file = builtinModelSettings().chatModelFile): Promise<void> {
+  locateChatModelFile(spec, file);
   const status = builtinChatStatus(spec);
   if (status.state === 'failed') throw new Error(`${spec.name} failed to load: ${status.error ?? 'no reason given'}`);
 }

@@ -2,11 +2,9 @@
  * What the API thread and the built-in chat model's worker thread share: settings, the status
  * reported in healthz, and the messages between them. No node-llama-cpp at runtime here.
  */
-import { availableParallelism } from 'node:os';
 import type { ChatHistoryItem } from 'node-llama-cpp';
 import type { TokenUsage } from '../types.js';
-import { BUILTIN_FACTORY, SMOLLM2_135M_INSTRUCT, type BuiltinChatSpec } from './spec.js';
-import { configEnv, type SettingsEnv } from '../../config-schema.js';
+import { BUILTIN_FACTORY, type BuiltinChatSpec } from './spec.js';
 
 export interface ChatEngineSettings {
   /** Tokens of context per sequence (prompt + answer). */
@@ -25,54 +23,20 @@ export interface ChatEngineConfig extends ChatEngineSettings {
   file?: string;
 }
 
-/** Environment variables of the built-in chat model (documented in the README). */
-export const CHAT_ENV = {
-  contextSize: 'CAIRN_CHAT_CONTEXT',
-  parallel: 'CAIRN_CHAT_PARALLEL',
-  threads: 'CAIRN_CHAT_THREADS',
-  maxQueue: 'CAIRN_CHAT_QUEUE',
-} as const;
-
-function positiveInt(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return value !== undefined && value !== '' && Number.isInteger(n) && n > 0 ? n : fallback;
-}
-
-/**
- * llama.cpp threads when not configured: 1 on up to 2 CPUs (there one thread decodes faster than two
- * and leaves a core to the API: see docs/builtin-chat-model.md), else half the CPUs, at most 4.
- */
-export function defaultChatThreads(cpus = availableParallelism()): number {
-  return cpus <= 2 ? 1 : Math.min(4, Math.floor(cpus / 2));
-}
-
-/**
- * Settings from the environment. Defaults: 4096 tokens per sequence, 2 sequences, defaultChatThreads(),
- * 32 waiting requests.
- */
-export function chatSettingsFromEnv(spec: BuiltinChatSpec = SMOLLM2_135M_INSTRUCT, env: SettingsEnv = configEnv()): ChatEngineSettings {
-  return {
-    contextSize: Math.min(positiveInt(env[CHAT_ENV.contextSize], 4096), spec.trainContextSize),
-    parallel: positiveInt(env[CHAT_ENV.parallel], 2),
-    threads: Math.min(positiveInt(env[CHAT_ENV.threads], defaultChatThreads()), availableParallelism()),
-    maxQueue: positiveInt(env[CHAT_ENV.maxQueue], 32),
-  };
-}
-
 /** Room kept for an answer when a prompt is cut to fit the context (see promptBudget). */
 export const DEFAULT_MAX_TOKENS = 1024;
 
 /**
  * Answer length when a request sets no max_tokens: the default `max_token` of a chat (spec), for agents
- * too. SmolLM2-135M's useful answers are short; ~11 s of generation at most on two shared cores.
+ * too. SmolLM2-135M's useful answers are short (its tokens/s: bench/llm/run.ts).
  */
 export const DEFAULT_ANSWER_TOKENS = 512;
 
 /**
  * node-llama-cpp's repetition penalty, applied to every generation (node-llama-cpp applies none by
- * default): each token among the last 64 generated is made this much less likely. Measured on an agent's
- * answer round (a question and two passages, temperature 0.2, 3 seeds): without it 3 of 3 answers
- * repeated a sentence until max_tokens; with 1.1 none did. 1.3 broke the answers ("1" for "999").
+ * default): each token among the last 64 generated is made this much less likely. Tried by hand on an agent's
+ * answer round (a question and two passages, temperature 0.2, a few seeds; no bench repeats it): without it
+ * the answers repeated a sentence until max_tokens; with 1.1 they did not. 1.3 broke the answers ("1" for "999").
  */
 export const REPEAT_PENALTY = { penalty: 1.1, lastTokens: 64 } as const;
 

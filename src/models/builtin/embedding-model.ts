@@ -1,10 +1,9 @@
-import { availableParallelism } from 'node:os';
 import { ModelError, type EmbeddingModel, type EmbedPurpose } from '../types.js';
 import { embedInProcess } from './host.js';
 import { locateModelFiles, type ModelFiles } from './locate.js';
 import { BGE_SMALL_EN_V15, BUILTIN_FACTORY, type BuiltinModelSpec } from './spec.js';
 import type { EncoderConfig } from './embedding-process.js';
-import { configEnv } from '../../config-schema.js';
+import { builtinModelSettings } from './settings.js';
 
 export interface BuiltinEmbeddingOptions {
   spec?: BuiltinModelSpec;
@@ -16,23 +15,10 @@ export interface BuiltinEmbeddingOptions {
   batchTokens?: number;
   /** Texts of waiting requests sorted together by length to form batches (default 256). */
   batchWindow?: number;
-  /** ONNX Runtime threads (default $CAIRN_EMBED_THREADS or the number of CPUs). */
+  /** ONNX Runtime threads (default: the configured CAIRN_EMBED_THREADS). */
   threads?: number;
-  /** Seconds without a request after which the model's process ends (default $CAIRN_EMBED_IDLE_SEC or 30). */
+  /** Seconds without a request after which the model's process ends (default: the configured CAIRN_EMBED_IDLE_SEC). */
   idleSec?: number;
-}
-
-function defaultThreads(): number {
-  const fromEnv = Number(configEnv().CAIRN_EMBED_THREADS);
-  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : availableParallelism();
-}
-
-/** Default of CAIRN_EMBED_IDLE_SEC: long enough for a burst of queries, short enough for memory to come back within a minute. */
-export const DEFAULT_EMBED_IDLE_SEC = 30;
-
-function defaultIdleSec(): number {
-  const fromEnv = Number(configEnv().CAIRN_EMBED_IDLE_SEC);
-  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : DEFAULT_EMBED_IDLE_SEC;
 }
 
 /**
@@ -73,11 +59,11 @@ export class BuiltinEmbeddingModel implements EmbeddingModel {
 
   private encoderConfig(): EncoderConfig {
     this.config ??= {
-      files: this.options.files ?? locateModelFiles(this.spec),
+      files: this.options.files ?? locateModelFiles(this.spec, builtinModelSettings().embedModelDir),
       spec: this.spec,
-      threads: this.options.threads ?? defaultThreads(),
+      threads: this.options.threads ?? builtinModelSettings().embedThreads,
       limits: { maxTexts: this.options.batchSize ?? 32, maxTokens: this.options.batchTokens ?? 1024, window: this.options.batchWindow ?? 256 },
-      idleSec: this.options.idleSec ?? defaultIdleSec(),
+      idleSec: this.options.idleSec ?? builtinModelSettings().embedIdleSec,
     };
     return this.config;
   }

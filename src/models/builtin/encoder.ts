@@ -31,7 +31,7 @@ export interface TextTokenizer {
 /**
  * The tokenizer of tokenizer.json. @huggingface/tokenizers is transformers.js's tokenizer code on its own:
  * the same ids (test/unit/models/tokenizer.test.ts) without the rest of transformers.js, which loads
- * sharp's libvips for its image code (~10–14 MB of the embedding process; docs/operations.md, "Memory").
+ * sharp's libvips for its image code (docs/operations.md, "Other choices, measured").
  */
 export async function loadTokenizer(path: string): Promise<TextTokenizer> {
   const tokenizer = new Tokenizer(JSON.parse(await readFile(path, 'utf8')), TOKENIZER_CONFIG);
@@ -55,8 +55,8 @@ export class SentenceEncoder {
       intraOpNumThreads: options.threads,
       interOpNumThreads: 1,
       graphOptimizationLevel: 'all',
-      // ONNX Runtime's CPU arena keeps the largest working set any batch needed (~190 MB more for
-      // 16 texts of ~60 tokens) until the session is released; without it, tensors go back to malloc
+      // ONNX Runtime's CPU arena keeps the largest working set any batch needed until the session
+      // is released; without it, tensors go back to malloc
       // after each run at no measurable cost in speed (docs/operations.md, "Memory").
       enableCpuMemArena: false,
       logSeverityLevel: 3,

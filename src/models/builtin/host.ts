@@ -8,8 +8,8 @@ import type { EmbedReply, EmbedRequest, EncoderConfig } from './embedding-proces
  * The built-in embedding model runs in one child process per Cairn process (embedding-process.ts),
  * started on first use and ended once it has been idle for the configured period: its V8 heap, ONNX
  * session and, above all, the memory glibc keeps in the arenas of the threads that ran the model
- * (~200 MB after a parse, which a released session does not give back) all return to the system.
- * The next request starts it again (about a second; docs/operations.md, "Memory"). Inference off the
+ * (which a released session does not give back) all return to the system. The next request starts it
+ * again (docs/operations.md, "Memory"). Inference off the
  * API's process also keeps its event loop free. The process never keeps Cairn alive while idle.
  */
 
@@ -105,7 +105,7 @@ class EmbeddingProcess {
     this.onGone(this);
     this.stop();
     // Nothing was embedded for idleSec: the work that needed it (a parse run, queries) is over, and
-    // this is the moment to hand back what this process's heap grew meanwhile (a pause of ~50 ms).
+    // this is the moment to hand back what this process's heap grew meanwhile (one short pause).
     fullGc();
   }
 
@@ -123,7 +123,7 @@ class EmbeddingProcess {
 
 /**
  * V8's young generation, per semi-space, in MB (Node's default grows to 16): each request and reply is
- * deserialized into short-lived objects. Measured with ingest-shaped load (16 callers, requests of 32 texts):
+ * deserialized into short-lived objects. Measured by bench/ingest/embedding-memory.ts (16 callers, requests of 32 texts):
  * the process's RSS p90 317–318 instead of 339–380 MB, at 19.9–20.0 instead of 19.5–20.0 CPU-ms per text. Its
  * peak did not move (a spike of glibc's heap during a model run; docs/operations.md, "Memory").
  */
@@ -133,8 +133,8 @@ export const EMBEDDING_SEMI_SPACE_MB = 2;
  * glibc's mmap threshold in the embedding process, in bytes: blocks this large or larger (a model run's
  * largest tensors) are mapped for the run and unmapped after it. glibc's default threshold rises to the
  * largest block freed (up to 32 MB), after which they come from its heap, which a run's spike grows and keeps
- * (docs/operations.md, "Memory"): under ingest-shaped load the process peaked at 278–305 MB with it, 333–403
- * without (277–296 against 359–431 in the 100-document bench). Not lower: 1 MB cost ~15% more CPU per text, and
+ * (docs/operations.md, "Memory"): under ingest-shaped load (bench/ingest/embedding-memory.ts) the process peaked at
+ * 278–305 MB with it, 333–403 without (277–296 against 359–431 in bench/ingest/run.ts's 100 documents). Not lower: 1 MB cost ~15% more CPU per text, and
  * Cairn's own 128 KB (`make run`) maps every tensor afresh, ~25% more.
  */
 export const EMBEDDING_MMAP_THRESHOLD = 4 * 2 ** 20;

@@ -3,7 +3,6 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ModelError } from '../types.js';
 import { BUILTIN_FACTORY, type BuiltinChatSpec, type BuiltinModelSpec } from './spec.js';
-import { configEnv, type SettingsEnv } from '../../config-schema.js';
 
 export interface ModelFiles {
   onnx: string;
@@ -11,12 +10,13 @@ export interface ModelFiles {
 }
 
 /**
- * Env override: a directory holding `model.onnx` and `tokenizer.json`, used by every built-in embedding model;
- * or one subdirectory per model, named as its id's last part (`bge-small-en-v1.5`, `all-MiniLM-L6-v2`).
+ * The setting that overrides where embedding models are: a directory holding `model.onnx` and `tokenizer.json`,
+ * used by every built-in embedding model; or one subdirectory per model, named as its id's last part
+ * (`bge-small-en-v1.5`, `all-MiniLM-L6-v2`).
  */
 export const MODEL_DIR_ENV = 'CAIRN_EMBED_MODEL_DIR';
 
-/** Env override: the GGUF file of the built-in chat model. */
+/** The setting that overrides the GGUF file of the built-in chat model. */
 export const CHAT_MODEL_FILE_ENV = 'CAIRN_CHAT_MODEL_FILE';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -71,11 +71,10 @@ function overrideFiles(override: string, spec: BuiltinModelSpec): ModelFiles {
 }
 
 /**
- * Finds the model files: `$CAIRN_EMBED_MODEL_DIR` if set, else where the spec says (the project's `.venv` or
+ * Finds the model files: in `override` (CAIRN_EMBED_MODEL_DIR) if given, else where the spec says (the project's `.venv` or
  * `models/` folder, looked up from the working directory, then from the repository this file belongs to).
  */
-export function locateModelFiles(spec: BuiltinModelSpec, env: SettingsEnv = configEnv()): ModelFiles {
-  const override = env[MODEL_DIR_ENV];
+export function locateModelFiles(spec: BuiltinModelSpec, override?: string): ModelFiles {
   if (override) return overrideFiles(override, spec);
   const { onnx, tokenizer } = spec.files;
   if (spec.files.in === 'models') {
@@ -100,11 +99,10 @@ export function locateModelFiles(spec: BuiltinModelSpec, env: SettingsEnv = conf
 }
 
 /**
- * Finds the GGUF file of a built-in chat model: `$CAIRN_CHAT_MODEL_FILE` if set, else the project's
+ * Finds the GGUF file of a built-in chat model: `override` (CAIRN_CHAT_MODEL_FILE) if given, else the project's
  * `.venv`, where the PyPI package named by the spec installs it.
  */
-export function locateChatModelFile(spec: BuiltinChatSpec, env: SettingsEnv = configEnv()): string {
-  const override = env[CHAT_MODEL_FILE_ENV];
+export function locateChatModelFile(spec: BuiltinChatSpec, override?: string): string {
   if (override) {
     if (existsSync(override)) return resolve(override);
     throw new ModelError(`${BUILTIN_FACTORY}: ${CHAT_MODEL_FILE_ENV}=${override} does not exist`, BUILTIN_FACTORY, 500);

@@ -2,7 +2,7 @@
  * Spots a generation that has fallen into a loop: the same piece of text over and over at its end
  * ("The answer is: The hut sleeps twelve. The answer is: The hut sleeps twelve. …", "11:11, 11:11, …",
  * "9999…"). A tiny model that starts such a loop never leaves it; without this it runs on to max_tokens
- * (1,024 tokens took ~20 s), so the built-in chat engine stops the generation when it is seen.
+ * (1,024 tokens at the generation speed bench/llm/run.ts measures), so the built-in chat engine stops the generation when it is seen.
  */
 
 /** Longest repeated piece looked for, in characters (a loop of two long sentences still fits). */

@@ -23,7 +23,7 @@ async function fails(promise: Promise<unknown>, kind: CodeExecError['kind'], mes
 
 describe('agents: CodeExec sandbox', function () {
   this.timeout(120_000);
-  after(() => stopSandboxSpares(false));
+  after(() => stopSandboxSpares());
 
   describe('output contract (RAGFlow)', () => {
     it('infers actual_type as RAGFlow names it', () => {

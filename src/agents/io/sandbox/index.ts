@@ -2,7 +2,7 @@ import type { Outputs } from '../../dsl.js';
 import { businessOutput, checkType, ContractError, inferActualType, renderContent } from './contract.js';
 import { SandboxFailure, runInSandbox, type SandboxLang } from './runner.js';
 
-export { pythonUnavailable, sandboxIsolation, stopSandboxSpares, SandboxFailure } from './runner.js';
+export { pythonUnavailable, sandboxIsolation, stopSandboxSpares } from './runner.js';
 
 /** RAGFlow's CodeExec params (agent/tools/code_exec.py CodeExecParam), `arguments` already resolved. */
 export interface CodeExecParams {
@@ -21,9 +21,11 @@ export interface CodeLimits {
   timeoutMs: number;
   /** Memory limit of the script (V8 heap for JavaScript, interpreter memory for Python). */
   memoryMb: number;
+  /** Keep one started Python runtime ready after a Python call (CAIRN_SANDBOX_WARM). */
+  keepWarm: boolean;
 }
 
-export const DEFAULT_CODE_LIMITS: CodeLimits = { timeoutMs: 60_000, memoryMb: 256 };
+export const DEFAULT_CODE_LIMITS: CodeLimits = { timeoutMs: 60_000, memoryMb: 256, keepWarm: true };
 
 export type CodeErrorKind = 'script' | 'timeout' | 'memory' | 'forbidden' | 'unavailable' | 'contract' | 'params' | 'crashed';
 
@@ -65,7 +67,7 @@ export async function runCode(params: CodeExecParams, signal: AbortSignal, limit
 
   let reply;
   try {
-    reply = await runInSandbox({ lang, script, argsJson: JSON.stringify(args) }, { timeoutMs, memoryMb }, signal);
+    reply = await runInSandbox({ lang, script, argsJson: JSON.stringify(args) }, { timeoutMs, memoryMb, keepWarm: limits.keepWarm ?? DEFAULT_CODE_LIMITS.keepWarm }, signal);
   } catch (err) {
     if (err instanceof SandboxFailure) throw new CodeExecError(err.kind === 'crashed' && /refuses/.test(err.message) ? 'forbidden' : err.kind, err.message);
     throw err;

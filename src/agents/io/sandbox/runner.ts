@@ -4,7 +4,6 @@ import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { booleanSetting, configEnv } from '../../../config-schema.js';
 
 /**
  * Runs one CodeExec job in a fresh child process (child.mjs) and enforces its limits from outside:
@@ -20,6 +19,8 @@ export interface SandboxLimits {
   timeoutMs: number;
   /** JavaScript: the V8 heap; Python: the interpreter's WebAssembly memory. The process as a whole gets a fixed allowance on top. */
   memoryMb: number;
+  /** Python: after the call, start the next runtime and keep it ready (CAIRN_SANDBOX_WARM); default true. */
+  keepWarm?: boolean;
 }
 
 export interface SandboxJob {
@@ -50,11 +51,11 @@ const MAX_OUTPUT = 256 * 1024;
 const MAX_RESULT = 16 * 1024 * 1024;
 /** Memory a child may use beyond `memoryMb` before the watchdog kills it: Node itself, and Pyodide's runtime. */
 const RSS_ALLOWANCE_MB: Record<SandboxLang, number> = { javascript: 128, python: 320 };
-/** Pyodide's own start-up state takes ~30 MB of its linear memory; the script gets `memoryMb` on top. */
+/** Room for Pyodide's own start-up state in its linear memory; the script gets `memoryMb` on top. */
 const PY_BASE_WASM_MB = 48;
 /** V8 heap of a Python child: Pyodide's JavaScript side only. */
 const PY_JS_HEAP_MB = 256;
-/** Time to start a runtime (Pyodide from its snapshot takes ~0.5-1 s; making the snapshot ~6 s). */
+/** Time to start a runtime (Pyodide starts from its memory snapshot; making the snapshot, once, takes longer). */
 const STARTUP_MS: Record<SandboxLang, number> = { javascript: 20_000, python: 120_000 };
 const WATCH_MS = 20;
 const SPARE_IDLE_MS = 10 * 60_000;
@@ -139,7 +140,7 @@ function startChild(config: ChildConfig, heapMb: number, extraFlags: string[] = 
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Pyodide: where it is, and a memory snapshot of a started interpreter (start in ~0.5 s instead of ~6 s).
+// Pyodide: where it is, and a memory snapshot of a started interpreter (a start from it skips Pyodide's own start-up).
 
 interface PyodideInfo {
   dir: string;
@@ -378,7 +379,6 @@ interface Spare {
   idle: NodeJS.Timeout;
 }
 let spare: Spare | undefined;
-let sparesEnabled = booleanSetting(configEnv().CAIRN_SANDBOX_WARM, true);
 
 function takeSpare(memoryMb: number): Prepared | undefined {
   const s = spare;
@@ -389,7 +389,7 @@ function takeSpare(memoryMb: number): Prepared | undefined {
 }
 
 function keepSpare(memoryMb: number, snapshotFile: string | undefined): void {
-  if (!sparesEnabled || spare) return;
+  if (spare) return;
   const prepared = prepare('python', memoryMb, snapshotFile);
   // An idle spare never keeps the process alive: neither the child, nor its IPC channel, nor its stderr pipe.
   setHandlesRef(prepared.child, false);
@@ -413,9 +413,8 @@ function setHandlesRef(child: ChildProcess, on: boolean): void {
   for (const handle of [child.channel, child.stderr] as unknown as ({ ref?: () => void; unref?: () => void } | null | undefined)[]) handle?.[method]?.();
 }
 
-/** Stops the warm Python runtime (tests, shutdown) and, with `false`, keeps new ones from starting. */
-export function stopSandboxSpares(keepWarm = sparesEnabled): void {
-  sparesEnabled = keepWarm;
+/** Stops the warm Python runtime (tests, shutdown); the next Python call with keepWarm starts another. */
+export function stopSandboxSpares(): void {
   const s = spare;
   spare = undefined;
   if (s) {
@@ -458,7 +457,7 @@ export async function runInSandbox(job: SandboxJob, limits: SandboxLimits, signa
       p = prepare('python', limits.memoryMb);
       return await runPrepared(p, job, limits, signal);
     } finally {
-      keepSpare(limits.memoryMb, await snapshot);
+      if (limits.keepWarm ?? true) keepSpare(limits.memoryMb, await snapshot);
     }
   } finally {
     release();

@@ -1,0 +1,138 @@
+/**
+ * The activity side of memories: the steps of the memoryExtraction workflow (workflows/memory-extraction.ts,
+ * activities/memories.ts) that turn one raw message into extracted items. The API side is MemoryService
+ * (memories.ts).
+ */
+import type { MetaStore } from '../store/index.js';
+import type { MemoryIndex, NewMemoryMessage } from '../index/memories/memory-index.js';
+import type { ModelClients } from './model-clients.js';
+import { nowMs } from '../time.js';
+import { extractedTypesOf, typesOf } from '../memories/types.js';
+import { assembleSystemPrompt, buildUserPrompt } from '../memories/prompts.js';
+import { messageSize, MemoryFullError } from '../memories/size.js';
+import { parseExtraction, type ExtractedItem } from '../memories/extraction.js';
+import { cleanExtraction, extractionSchema, extractionTokenBudget, type CleanedExtraction } from '../memories/structured.js';
+import { isBuiltinModelId } from '../models/builtin/spec.js';
+
+function sourceGone(): Error {
+  const err = new Error('the memory or its raw message was removed before extraction finished');
+  err.name = 'SourceGoneError';
+  return err;
+}
+
+export type BeginOutcome = 'extract' | 'done' | 'gone';
+
+/**
+ * The steps of the memoryExtraction workflow for one raw message. Each is idempotent: a step that runs
+ * again after a crash or retry redoes its work without storing anything twice.
+ */
+export class MemoryExtractor {
+  constructor(
+    private readonly store: MetaStore,
+    private readonly index: MemoryIndex,
+    private readonly models: ModelClients,
+  ) {}
+
+  private report(memoryId: string, messageId: number, progress: number, message: string) {
+    return this.store.memories.updateTask(memoryId, messageId, progress, message, nowMs());
+  }
+
+  /** The memory and raw message, or undefined when either is gone (deleted, or removed by FIFO). */
+  private async load(memoryId: string, messageId: number) {
+    const memory = await this.store.memories.byId(memoryId);
+    const raw = memory ? await this.index.get(memoryId, messageId) : undefined;
+    return memory && raw ? { memory, raw } : undefined;
+  }
+
+  async begin(memoryId: string, messageId: number): Promise<BeginOutcome> {
+    const found = await this.load(memoryId, messageId);
+    if (!found) {
+      await this.report(memoryId, messageId, -1, 'Failed: the memory or its raw message was removed before extraction');
+      return 'gone';
+    }
+    const types = extractedTypesOf(found.memory.memory_type);
+    if (types.length === 0) {
+      await this.report(memoryId, messageId, 1, 'Done: raw message stored (the memory extracts no semantic, episodic or procedural items)');
+      return 'done';
+    }
+    await this.report(memoryId, messageId, 0.15, `Extraction started: ${types.join(', ')}`);
+    return 'extract';
+  }
+
+  /** Asks the memory's chat model for the items; throws InvalidExtractionError for an unusable answer. */
+  /**
+   * Asks the memory's chat model for the items of one raw message. The built-in model is held to the
+   * extraction's JSON Schema (a grammar), so its answer always parses; every model's items are cleaned of
+   * empty, repeated and prompt-copied ones (`note` says what was dropped).
+   */
+  async extract(memoryId: string, messageId: number, options: { attempt?: number; signal?: AbortSignal } = {}): Promise<CleanedExtraction> {
+    const found = await this.load(memoryId, messageId);
+    if (!found) throw sourceGone();
+    const { memory, raw } = found;
+    const types = extractedTypesOf(memory.memory_type);
+    const attempt = options.attempt && options.attempt > 1 ? ` (attempt ${options.attempt})` : '';
+    await this.report(memoryId, messageId, 0.35, `Asking ${memory.llm_id} to extract ${types.join(', ')} items${attempt}`);
+    const chat = await this.models.chat(memory.tenant_id, memory.llm_id);
+    const system = memory.system_prompt || assembleSystemPrompt(typesOf(memory.memory_type));
+    const structured = isBuiltinModelId(chat.id) ? { json_schema: extractionSchema(types), max_tokens: extractionTokenBudget(types) } : {};
+    const answer = await chat.complete(
+      [
+        { role: 'system', content: system },
+        { role: 'user', content: buildUserPrompt({ userPrompt: memory.user_prompt, conversation: raw.content, conversationTime: raw.valid_at, now: nowMs() }) },
+      ],
+      { temperature: memory.temperature, signal: options.signal, ...structured },
+    );
+    const cleaned = cleanExtraction(parseExtraction(answer, types, raw.valid_at), system);
+    const counts = types.map((t) => `${cleaned.items.filter((i) => i.type === t).length} ${t}`).join(', ');
+    await this.report(memoryId, messageId, 0.5, `The model answered: ${cleaned.items.length} item(s) (${counts})${cleaned.note ? `; ${cleaned.note}` : ''}`);
+    return cleaned;
+  }
+
+  /**
+   * Embeds and stores the items with their raw message as source, all in one transaction with the
+   * exactly-once marker of the raw message: a second run stores nothing. Every item must fit in the
+   * memory on its own, else nothing is stored (MemoryFullError).
+   */
+  async storeItems(memoryId: string, messageId: number, items: ExtractedItem[]): Promise<{ stored: number; evicted: number; alreadyStored: boolean }> {
+    const found = await this.load(memoryId, messageId);
+    if (!found) throw sourceGone();
+    const { memory, raw } = found;
+    let vectors: number[][] = [];
+    if (items.length) {
+      await this.report(memoryId, messageId, 0.65, `Embedding ${items.length} item(s) with ${memory.embd_id}`);
+      const model = await this.models.embedding(memory.tenant_id, memory.embd_id);
+      vectors = await model.embed(items.map((i) => i.content));
+      for (const [i, item] of items.entries()) {
+        const size = messageSize(item.content, vectors[i]!.length);
+        if (size > memory.memory_size) {
+          throw new MemoryFullError(`the extracted ${item.type} item "${item.content.slice(0, 60)}" needs ${size} bytes, more than the memory holds (memory_size ${memory.memory_size} bytes); nothing was stored`, size, memory.memory_size);
+        }
+      }
+      await this.report(memoryId, messageId, 0.85, `Storing ${items.length} item(s)`);
+    }
+    const messages: NewMemoryMessage[] = items.map((item, i) => ({
+      message_type: item.type,
+      source_id: raw.message_id,
+      user_id: raw.user_id,
+      agent_id: raw.agent_id,
+      session_id: raw.session_id,
+      content: item.content,
+      vector: vectors[i]!,
+      valid_at: item.valid_at,
+      invalid_at: item.invalid_at,
+    }));
+    const added = await this.index.add(memoryId, messages, { limit: memory.memory_size, tenantId: memory.tenant_id, onceForSource: raw.message_id });
+    // Deleted while we stored: leave nothing behind.
+    if (!(await this.store.memories.byId(memoryId))) await this.index.deleteMemory(memoryId);
+    await this.report(memoryId, messageId, 0.95, added.alreadyStored ? 'Items were already stored' : `Stored ${items.length} item(s)`);
+    return { stored: added.alreadyStored ? 0 : items.length, evicted: added.evicted.length, alreadyStored: added.alreadyStored };
+  }
+
+  async finish(memoryId: string, messageId: number, message: string): Promise<void> {
+    await this.report(memoryId, messageId, 1, message);
+  }
+
+  async fail(memoryId: string, messageId: number, reason: string): Promise<void> {
+    await this.report(memoryId, messageId, -1, `Failed: ${reason}`);
+  }
+}
