@@ -1,9 +1,9 @@
 import type { MetaStore } from '../src/store/index.js';
-import type { ChunkIndex } from '../src/index/types.js';
+import type { ChunkIndex } from '../src/index/chunks/chunk-index.js';
 import type { BlobStore } from '../src/blobs/types.js';
 import type { ModelClients } from '../src/services/model-clients.js';
 import type { RunEvents } from '../src/events/types.js';
-import type { MemoryIndex } from '../src/index/memory-types.js';
+import type { MemoryIndex } from '../src/index/memories/memory-index.js';
 import type { MemoryTasks } from '../src/memories/types.js';
 import type { UrlGuard } from '../src/services/mcp-servers.js';
 import type { UrlPolicy } from '../src/agents/io/ssrf.js';

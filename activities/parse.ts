@@ -6,7 +6,7 @@ import type { BlobStore } from '../src/blobs/types.js';
 import type { DocumentRow } from '../src/store/documents.js';
 import type { ExtractedDocument } from '../src/parsing/types.js';
 import type { ChunkDraft } from '../src/chunking/types.js';
-import type { IndexedChunk } from '../src/index/types.js';
+import type { IndexedChunk } from '../src/index/chunks/chunk-index.js';
 import { chunkFile, draftTokens, encodeChunks, type ChunkRequest, type EncodedChunks } from '../src/chunking/chunk-file.js';
 import type { ExtractOptions } from '../src/parsing/extractor.js';
 import type { ChunkMethod } from '../src/chunking/index.js';

@@ -16,12 +16,12 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MilvusLocation } from '../src/index/location.js';
-import { MilvusChunkIndex } from '../src/index/milvus/milvus-index.js';
+import { MilvusChunkIndex } from '../src/index/chunks/milvus/milvus-index.js';
 import { openIndexDatabase, type Sqlite } from '../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../src/index/sqlite-index.js';
-import { SqliteReadPool } from '../src/index/sqlite-read-pool.js';
-import { ThreadedSqliteChunkIndex } from '../src/index/sqlite-threaded-index.js';
-import type { ChunkIndex } from '../src/index/types.js';
+import { SqliteChunkIndex } from '../src/index/chunks/sqlite-index.js';
+import { SqliteReadPool } from '../src/index/chunks/sqlite-read-pool.js';
+import { ThreadedSqliteChunkIndex } from '../src/index/chunks/sqlite-threaded-index.js';
+import type { ChunkIndex } from '../src/index/chunks/chunk-index.js';
 import { startMilvusServer, type MilvusTestServer } from '../test/support/milvus-server.js';
 import { startPostgres, type PostgresCluster } from '../test/support/postgres.js';
 import { startS3Server, type S3TestServer } from '../test/support/s3-server.js';
@@ -141,7 +141,7 @@ export async function openBenchIndex(profile: BenchProfile, options: { threads?:
     const threads = options.threads ?? 0;
     const index = threads > 0 ? new ThreadedSqliteChunkIndex(writer, new SqliteReadPool(file, threads)) : writer;
     return sqliteBenchIndex(db, index, async () => {
-      if (index instanceof ThreadedSqliteChunkIndex) await index.close();
+      await index.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
     });

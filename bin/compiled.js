@@ -18,7 +18,7 @@ export const ENTRIES = [
   'src/parsing/parser-process.ts',
   'src/models/builtin/embedding-process.ts',
   'src/models/builtin/chat-worker.ts',
-  'src/index/sqlite-read-worker.ts',
+  'src/index/chunks/sqlite-read-worker.ts',
   'src/index/wal-checkpoint-worker.ts',
 ];
 

@@ -4,23 +4,23 @@ import { openDatabase, type MetaDb } from './store/db.js';
 import { openIndexDatabase, type Sqlite } from './index/sqlite-database.js';
 import { MetaStore } from './store/index.js';
 import { blobStoreFromConfig } from './blobs/from-config.js';
-import { SqliteChunkIndex } from './index/sqlite-index.js';
-import { SqliteReadPool } from './index/sqlite-read-pool.js';
+import { SqliteChunkIndex } from './index/chunks/sqlite-index.js';
+import { SqliteReadPool } from './index/chunks/sqlite-read-pool.js';
 import { WalCheckpointer } from './index/wal-checkpointer.js';
-import { ThreadedSqliteChunkIndex } from './index/sqlite-threaded-index.js';
+import { ThreadedSqliteChunkIndex } from './index/chunks/sqlite-threaded-index.js';
 import { ProviderService } from './services/providers.js';
 import { ModelClients } from './services/model-clients.js';
 import { SqliteRunEvents } from './events/sqlite-run-events.js';
 import { PgRunEvents } from './events/pg-run-events.js';
 import type { RunEvents } from './events/types.js';
 import { checkUrl } from './agents/io/ssrf.js';
-import { SqliteMemoryIndex } from './index/memory-sqlite-index.js';
+import { SqliteMemoryIndex } from './index/memories/sqlite-memory-index.js';
 import { activityMemoryTasks } from './engine/memory-tasks.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { MilvusLocation } from './index/location.js';
-import type { MilvusChunkIndex } from './index/milvus/milvus-index.js';
-import type { MilvusMemoryIndex } from './index/milvus/memory-index.js';
-import type { MemoryIndex } from './index/memory-types.js';
+import type { MilvusChunkIndex } from './index/chunks/milvus/milvus-index.js';
+import type { MilvusMemoryIndex } from './index/memories/milvus-memory-index.js';
+import type { MemoryIndex } from './index/memories/memory-index.js';
 import { ParserPool } from './parsing/parser-pool.js';
 import { RetrievalService } from './services/retrieval.js';
 import { MemoryService } from './services/memories.js';
@@ -80,13 +80,13 @@ function openEmbeddedIndexDb(config: Config): Sqlite {
 
 /** The Milvus chunk index (CAIRN_INDEX=milvus://…); its SDK is loaded only by processes that use it. */
 async function openMilvusChunkIndex(location: MilvusLocation): Promise<MilvusChunkIndex> {
-  const { MilvusChunkIndex } = await import('./index/milvus/milvus-index.js');
+  const { MilvusChunkIndex } = await import('./index/chunks/milvus/milvus-index.js');
   return MilvusChunkIndex.connect(location);
 }
 
 /** The memory index that goes with the Milvus chunk index: search copies in Milvus, the messages in the metadata database. */
 async function openMilvusMemoryIndex(location: MilvusLocation, db: MetaDb): Promise<MilvusMemoryIndex> {
-  const { MilvusMemoryIndex } = await import('./index/milvus/memory-index.js');
+  const { MilvusMemoryIndex } = await import('./index/memories/milvus-memory-index.js');
   return MilvusMemoryIndex.connect(location, db);
 }
 
@@ -129,9 +129,8 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
     enrichConcurrency: config.enrichConcurrency,
     close: async () => {
       await parsers.stop();
-      if (index instanceof ThreadedSqliteChunkIndex) await index.close();
-      await milvus?.memories.close();
-      await milvus?.chunks.close();
+      await memories.close();
+      await index.close();
     },
   };
 }

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openIndexDatabase } from '../../src/index/sqlite-database.js';
-import { REMOVE_SLICE, SqliteChunkIndex, WRITE_SLICE } from '../../src/index/sqlite-index.js';
+import { REMOVE_SLICE, SqliteChunkIndex, WRITE_SLICE } from '../../src/index/chunks/sqlite-index.js';
 import { WalCheckpointer } from '../../src/index/wal-checkpointer.js';
 import { argument } from '../common.js';
 import { prng, syntheticChunk, textSource } from '../retrieval/synthetic.js';

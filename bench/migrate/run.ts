@@ -19,7 +19,7 @@ import { loadConfig } from '../../src/config.js';
 import { openBackends } from '../../src/wiring.js';
 import { newId } from '../../src/ids.js';
 import { startDevServer } from '../../src/engine/dev-server.js';
-import type { IndexedChunk } from '../../src/index/types.js';
+import type { IndexedChunk } from '../../src/index/chunks/chunk-index.js';
 import { startPostgres } from '../../test/support/postgres.js';
 import { startS3Server } from '../../test/support/s3-server.js';
 

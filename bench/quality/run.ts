@@ -13,7 +13,7 @@
  * temp directory, so reruns skip the slow part.
  */
 import { parseArgs } from 'node:util';
-import type { ChunkFilter, IndexedChunk } from '../../src/index/types.js';
+import type { ChunkFilter, IndexedChunk } from '../../src/index/chunks/chunk-index.js';
 import { RETRIEVAL_DEFAULTS, retrieve } from '../../src/retrieval/retrieve.js';
 import { loadBeir, SCIFACT_DIR } from './beir.js';
 import { builtinEmbedders, embedAll } from './embedder.js';

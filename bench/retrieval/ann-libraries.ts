@@ -32,7 +32,7 @@ export function describeConfig(c: AnnConfig): string {
   return `${c.library}${q} M=${c.m} efC=${c.efConstruction}`;
 }
 
-function requireFrom(name: string, dirs: string[]): unknown {
+export function requireFrom(name: string, dirs: string[]): unknown {
   for (const dir of [...dirs, process.cwd()]) {
     try {
       return createRequire(join(dir, 'package.json'))(name);
@@ -45,6 +45,15 @@ function requireFrom(name: string, dirs: string[]): unknown {
 
 interface UsearchModule {
   Index: new (config: Record<string, unknown>) => UsearchNative;
+  exactSearch(dataset: Float32Array | Int8Array, queries: Float32Array | Int8Array, dims: number, k: number, metric: string, threads: number): { keys: BigUint64Array };
+  MetricKind: { Cos: string };
+}
+
+/** usearch's native exact scan (SIMD), from --modules or the project: a baseline of bench/retrieval/ann.ts. */
+export function usearchExactSearch(modules: string[]) {
+  const usearch = requireFrom('usearch', modules) as UsearchModule;
+  return (dataset: Float32Array | Int8Array, query: Float32Array | Int8Array, dims: number, k: number) =>
+    usearch.exactSearch(dataset, query, dims, k, usearch.MetricKind.Cos, 1);
 }
 
 interface UsearchNative {

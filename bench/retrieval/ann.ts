@@ -9,9 +9,9 @@
  * the questions from seed 7, as run.ts makes them). Random directions are the hardest case for a graph
  * index: every point's nearest neighbours are barely nearer than the rest. For each size it measures, in
  * this process, the exact paths: an exact scan of a Float32Array in JS; the sign-bit preselection of
- * src/index/sign-bit-cache.ts followed by exact cosines of its k candidates; an exact scan in native SIMD
+ * src/index/vectors/sign-bit-cache.ts followed by exact cosines of its k candidates; an exact scan in native SIMD
  * code (usearch's exactSearch) in float32; the same over int8 copies of the vectors followed by exact
- * cosines of its k candidates; and the index's own int8 scan (WebAssembly SIMD, src/index/int8-candidates.ts)
+ * cosines of its k candidates; and the index's own int8 scan (WebAssembly SIMD, src/index/vectors/int8-candidates.ts)
  * for top_k × 1.25 candidates followed by their exact cosines. Then each library configuration in a child process of its own, so
  * that its memory is its own: build (wall, CPU of all threads, RSS growth), the saved file, save and load
  * times, the CPU of one query for k candidates (single-threaded), recall, and removing and re-adding rows.
@@ -23,9 +23,10 @@
  * --configs: library:M:efConstruction[:quantization], or none for the exact paths only; --ef: search list sizes to measure, each on the
  * saved index loaded afresh (both libraries search with max(ef, k)); --threads: build threads (0 = all cores; hnswlib-node adds on one thread whatever this says);
  * --seconds bounds each build (rows added so far are measured when it runs out); --modules: directories
- * where the libraries under evaluation were installed (npm install --no-save), besides the project;
+ * where the libraries under evaluation were installed (npm install --no-save), besides the project (usearch,
+ * for its HNSW index and the native exact-scan baselines, is no dependency of Cairn: install it there);
  * --corpus DIR keeps the generated vectors and exact answers there for the next run; --int8-kernels adds, on one
- * int8 copy, the index's int8 scan with each kernel of src/index/int8-wasm.ts, alternating question by question
+ * int8 copy, the index's int8 scan with each kernel of src/index/vectors/int8-wasm.ts, alternating question by question
  * (the CPU of the kernel alone, of the coarse stage and of the whole leg); --int4-factors adds, on one int8 copy
  * with 4-bit rows, the coarse stage with its 4-bit first pass keeping each factor × the count (0: without the pass,
  * scanning every int8 row), alternating question by question; --baselines no skips the exact paths.
@@ -35,14 +36,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exactSearch, MetricKind } from 'usearch';
-import { INT4_FACTOR, int8Candidates } from '../../src/index/int8-candidates.js';
-import { Int8RowsBuilder, scanInt8, toInt8Query } from '../../src/index/int8-rows.js';
-import { useInt8Kernel, type Int8KernelKind } from '../../src/index/int8-wasm.js';
-import { SignBitCache } from '../../src/index/sign-bit-cache.js';
-import { toSignBits } from '../../src/index/vector-codec.js';
+import { INT4_FACTOR, int8Candidates } from '../../src/index/vectors/int8-candidates.js';
+import { Int8RowsBuilder, scanInt8, toInt8Query } from '../../src/index/vectors/int8-rows.js';
+import { useInt8Kernel, type Int8KernelKind } from '../../src/index/vectors/int8-wasm.js';
+import { SignBitCache } from '../../src/index/vectors/sign-bit-cache.js';
+import { toSignBits } from '../../src/index/vectors/vector-codec.js';
 import { argument, percentile } from '../common.js';
-import { describeConfig, openAnnIndex, type AnnConfig } from './ann-libraries.js';
+import { describeConfig, openAnnIndex, usearchExactSearch, type AnnConfig } from './ann-libraries.js';
 import { describeFloor, measureFloor } from './floor.js';
 import { prng, randomUnitVector } from './synthetic.js';
 
@@ -270,9 +270,9 @@ function signBitsThenExact(corpus: Corpus, k: number): QueryFigures {
  * Exact cosines of the question with every vector in native SIMD code (usearch's exactSearch, 1 thread).
  * exactSearch reads its arrays from the start of their buffers, ignoring a view's offset: hence the copies.
  */
-function nativeExactScan(corpus: Corpus, k: number): QueryFigures {
+function nativeExactScan(corpus: Corpus, k: number, exactSearch: ReturnType<typeof usearchExactSearch>): QueryFigures {
   const vectors = corpus.vectors.byteOffset === 0 ? corpus.vectors : corpus.vectors.slice();
-  return measureQueries(corpus, (query) => Array.from(exactSearch(vectors, query.slice(), DIMS, k, MetricKind.Cos, 1).keys, (key) => Number(key) + 1));
+  return measureQueries(corpus, (query) => Array.from(exactSearch(vectors, query.slice(), DIMS, k).keys, (key) => Number(key) + 1));
 }
 
 /** Each vector scaled to ±127 at its largest component (cosine ignores a vector's scale) and rounded. */
@@ -288,10 +288,10 @@ function toInt8(vectors: Float32Array): Int8Array {
 }
 
 /** A native exact scan of int8 copies (a quarter of the bytes) picks k rows; exact float cosines rank them. */
-function nativeInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
+function nativeInt8ScanThenExact(corpus: Corpus, k: number, exactSearch: ReturnType<typeof usearchExactSearch>): QueryFigures {
   const vectors8 = toInt8(corpus.vectors);
   return measureQueries(corpus, (query) => {
-    const found = exactSearch(vectors8, toInt8(query), DIMS, k, MetricKind.Cos, 1).keys;
+    const found = exactSearch(vectors8, toInt8(query), DIMS, k).keys;
     const scored = Array.from(found, (key) => [Number(key) + 1, dot(corpus.vectors, Number(key) * DIMS, query)] as const);
     scored.sort((a, b) => b[1] - a[1]);
     return scored.map(([row]) => row);
@@ -311,7 +311,7 @@ function int8Group(corpus: Corpus, int4 = false) {
 }
 
 /**
- * The embedded index's int8 coarse stage (src/index/int8-candidates.ts): a WebAssembly SIMD scan of int8
+ * The embedded index's int8 coarse stage (src/index/vectors/int8-candidates.ts): a WebAssembly SIMD scan of int8
  * rows in a shared WebAssembly.Memory picks k rows; exact float cosines rank them.
  */
 function wasmInt8ScanThenExact(corpus: Corpus, k: number): QueryFigures {
@@ -588,8 +588,16 @@ function main(): void {
       if (baselines) {
         console.log(exactRow('exact scan (JS, Float32Array)', exactScan(corpus, k)));
         console.log(exactRow(`sign bits → ${k} → exact cosines (JS)`, signBitsThenExact(corpus, k)));
-        console.log(exactRow('exact scan (native SIMD, usearch exactSearch, f32)', nativeExactScan(corpus, k)));
-        console.log(exactRow(`int8 exact scan (native SIMD) → ${k} → exact cosines (JS)`, nativeInt8ScanThenExact(corpus, k)));
+        let native: ReturnType<typeof usearchExactSearch> | undefined;
+        try {
+          native = usearchExactSearch(modules);
+        } catch (err) {
+          console.log(`| native exact scans skipped: ${(err as Error).message} |`);
+        }
+        if (native) {
+          console.log(exactRow('exact scan (native SIMD, usearch exactSearch, f32)', nativeExactScan(corpus, k, native)));
+          console.log(exactRow(`int8 exact scan (native SIMD) → ${k} → exact cosines (JS)`, nativeInt8ScanThenExact(corpus, k, native)));
+        }
         console.log(exactRow(`int8 scan (WebAssembly SIMD, int8-candidates.ts) → ${int8K} → exact cosines (JS)`, wasmInt8ScanThenExact(corpus, int8K)));
       }
       if (int8Kernels.length > 0) {

@@ -14,9 +14,9 @@
  */
 import { loadavg } from 'node:os';
 import { argument, percentile } from '../common.js';
-import { dotsKernel, dotsModule, ROWS_PER_STEP } from '../../src/index/cosine-wasm.js';
-import { Int8RowsBuilder } from '../../src/index/int8-rows.js';
-import { cosinesAt, float32Norm, toQuery, type VectorGroup } from '../../src/index/vector-copies.js';
+import { dotsModule, ROWS_PER_STEP, type DotsKernel } from '../../src/index/vectors/cosine-wasm.js';
+import { Int8RowsBuilder } from '../../src/index/vectors/int8-rows.js';
+import { cosinesAt, float32Norm, toQuery, type VectorGroup } from '../../src/index/vectors/vector-copies.js';
 import { prng, randomUnitVector } from './synthetic.js';
 
 const rows = Number(argument('rows', '100000'));
@@ -47,7 +47,8 @@ const query = toQuery(randomUnitVector(random, dims));
 
 /** The kernel alone on its own scratch region of the memory (query, addresses, dots), with the cosines' last step in JS. */
 function kernelVariant(rowsPerStep: number): (positions: number[]) => Float64Array {
-  const dots = dotsKernel(int8.memory, dotsModule(rowsPerStep));
+  // The index's kernel is built with ROWS_PER_STEP; another width is instantiated here.
+  const dots = new WebAssembly.Instance(new WebAssembly.Module(dotsModule(rowsPerStep)), { env: { memory: int8.memory } }).exports.dots as DotsKernel;
   const padded = Math.ceil(cosines / rowsPerStep) * rowsPerStep;
   const queryAt = int8.memory.grow(Math.ceil((dims * 4 + padded * 8) / PAGE) + 1) * PAGE;
   const addressesAt = queryAt + Math.ceil(dims / 4) * 16;

@@ -9,14 +9,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HammingRows } from '../../src/index/hamming-wasm.js';
+import { HammingRows } from '../../src/index/vectors/hamming-wasm.js';
 import { percentile } from '../common.js';
 
 export interface Floor {
   /** Median ms of one query over all vectors. */
   jsExact: number;
   jsSignBits: number;
-  /** The index's own sign-bit scan (WebAssembly i64.popcnt, src/index/hamming-wasm.ts). */
+  /** The index's own sign-bit scan (WebAssembly i64.popcnt, src/index/vectors/hamming-wasm.ts). */
   wasmSignBits: number;
   cExact?: number;
   cSignBits?: number;

@@ -1,5 +1,5 @@
 /**
- * The in-memory full-text search alone (src/index/memory-postings/), bounded top-k against every posting
+ * The in-memory full-text search alone (src/index/fulltext/), bounded top-k against every posting
  * (prints numbers; not a timed test).
  *
  *   npx tsx bench/retrieval/fulltext.ts [--sizes 100000,1000000] [--queries 200] [--limits 1024,100,30]
@@ -13,10 +13,10 @@
  */
 import { loadavg } from 'node:os';
 import { argument, percentile } from '../common.js';
-import { DatasetPostings, type PostingSourceRow, type WeightedStem } from '../../src/index/memory-postings/dataset-postings.js';
-import { idfOf, type TableTotals } from '../../src/index/memory-postings/fts5-bm25.js';
-import type { SearchCounters } from '../../src/index/memory-postings/max-score.js';
-import type { HitRow } from '../../src/index/sqlite-statements.js';
+import { DatasetPostings, type PostingSourceRow, type WeightedStem } from '../../src/index/fulltext/dataset-postings.js';
+import { idfOf, type TableTotals } from '../../src/index/fulltext/fts5-bm25.js';
+import type { SearchCounters } from '../../src/index/fulltext/max-score.js';
+import type { HitRow } from '../../src/index/chunks/sqlite-statements.js';
 import { queryTerms } from '../../src/retrieval/tokenizer.js';
 import { prng, syntheticChunk, textSource, type TextSource } from './synthetic.js';
 

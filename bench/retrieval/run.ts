@@ -33,11 +33,11 @@ import { argument, percentile } from '../common.js';
 import { existsSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { openIndexDatabase } from '../../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
+import { SqliteChunkIndex } from '../../src/index/chunks/sqlite-index.js';
 import { loadConfig } from '../../src/config.js';
 import { indexCaches } from '../../src/wiring.js';
-import { SqliteReadPool } from '../../src/index/sqlite-read-pool.js';
-import { ThreadedSqliteChunkIndex } from '../../src/index/sqlite-threaded-index.js';
+import { SqliteReadPool } from '../../src/index/chunks/sqlite-read-pool.js';
+import { ThreadedSqliteChunkIndex } from '../../src/index/chunks/sqlite-threaded-index.js';
 import { componentCpuSeconds } from '../processes.js';
 import { openBenchIndex, profileArgument, type BenchIndex, type BenchProfile } from '../profile.js';
 import { BenchSummary } from '../summary.js';
@@ -89,7 +89,7 @@ function keptBenchIndex(file: string, threads: number): { bench: BenchIndex; bui
     diskBytes: () => statSync(file).size,
     servers: () => [],
     async close() {
-      if (index instanceof ThreadedSqliteChunkIndex) await index.close();
+      await index.close();
       db.close();
     },
   };

@@ -1,4 +1,4 @@
-import type { IndexedChunk } from '../../src/index/types.js';
+import type { IndexedChunk } from '../../src/index/chunks/chunk-index.js';
 import { beirAvailable, loadBeir } from '../quality/beir.js';
 
 /** Deterministic PRNG (mulberry32) so that every run indexes and queries the same data. */

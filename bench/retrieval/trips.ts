@@ -13,10 +13,10 @@
  */
 import { argument, percentile } from '../common.js';
 import { openIndexDatabase, openIndexReader } from '../../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
-import { SqliteReadPool } from '../../src/index/sqlite-read-pool.js';
-import { ThreadedSqliteChunkIndex } from '../../src/index/sqlite-threaded-index.js';
-import type { ChunkIndex } from '../../src/index/types.js';
+import { SqliteChunkIndex } from '../../src/index/chunks/sqlite-index.js';
+import { SqliteReadPool } from '../../src/index/chunks/sqlite-read-pool.js';
+import { ThreadedSqliteChunkIndex } from '../../src/index/chunks/sqlite-threaded-index.js';
+import type { ChunkIndex } from '../../src/index/chunks/chunk-index.js';
 import { prng, randomUnitVector, textSource } from './synthetic.js';
 
 const file = argument('db', '');

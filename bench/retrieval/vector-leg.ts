@@ -4,10 +4,9 @@
  *   npx tsx bench/retrieval/vector-leg.ts --db /tmp/bench-100k.db [--size 100000] [--queries 100] [--vectors-mb 256] [--int8-only-mb 64]
  *
  * Builds the database of `--size` synthetic chunks (the corpus of run.ts) at `--db` if it is missing, then
- * measures, per question, the CPU time of the vector leg (`vectorSearch`, top_k 1024) on four paths,
+ * measures, per question, the CPU time of the vector leg (`vectorSearch`, top_k 1024) on three paths,
  * alternating question by question so that all see the same load:
  *   - sign bits → exact stage in SQLite (`CAIRN_CACHE_VECTORS_MB=0`);
- *   - sign bits → exact stage from the in-memory float32 copy (the coarse stage before int8);
  *   - int8 scan → exact stage from the copy (the default when the exact copy fits `--vectors-mb`);
  *   - int8 scan → exact stage in SQLite (the int8 copy alone: a bound of `--int8-only-mb`, too small for
  *     the exact copy);
@@ -19,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { argument, percentile } from '../common.js';
 import { openIndexDatabase } from '../../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../../src/index/sqlite-index.js';
+import { SqliteChunkIndex } from '../../src/index/chunks/sqlite-index.js';
 import { prng, randomUnitVector, syntheticChunk, textSource } from './synthetic.js';
 
 const DIMS = 384;
@@ -49,12 +48,11 @@ const built = { vectorsQuietMs: 0, vectorsSchedule: (build: () => void) => build
 const fromSqlite = new SqliteChunkIndex(db, { vectorsCacheBytes: 0, postingsCacheBytes: 0 });
 const paths: { name: string; index: SqliteChunkIndex }[] = [
   { name: 'sign bits → exact stage in SQLite', index: fromSqlite },
-  { name: 'sign bits → exact stage from the copy', index: new SqliteChunkIndex(db, { ...built, vectorsCacheBytes: vectorsMb * 2 ** 20, vectorCoarseStage: 'sign-bits' }) },
   { name: 'int8 scan → exact stage from the copy', index: new SqliteChunkIndex(db, { ...built, vectorsCacheBytes: vectorsMb * 2 ** 20 }) },
   { name: 'int8 scan (int8 copy alone) → SQLite', index: new SqliteChunkIndex(db, { ...built, vectorsCacheBytes: int8OnlyMb * 2 ** 20 }) },
 ];
 const exact = new SqliteChunkIndex(db, { vectorsCacheBytes: 0, postingsCacheBytes: 0, vectorOversample: Infinity });
-const fromMemory = paths[2]!.index;
+const fromMemory = paths[1]!.index;
 const filter = { datasetIds: ['bench'], availableOnly: true };
 const queryRandom = prng(7);
 const queries = Array.from({ length: queryCount }, (_, i) => ({

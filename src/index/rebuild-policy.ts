@@ -1,9 +1,10 @@
 /**
  * When a dataset's in-memory copy is (re)built: the policy shared by the full-text copies
- * (memory-postings/postings-cache.ts) and the vector copies (vector-copies.ts) of a connection.
+ * (fulltext/postings-cache.ts) and the vector copies (vectors/vector-copies.ts) of a connection.
  *
  * A copy is exact for the generation of its dataset it was built at (chunk_generations, bumped by every
- * write transaction in any process). Rebuilding costs seconds at 100k chunks, so a dataset being written
+ * write transaction in any process). Rebuilding costs about a second of CPU at 100k chunks (bench/retrieval/vector-leg.ts
+ * prints a vector copy's build; bench/retrieval/fulltext.ts a full-text copy's), so a dataset being written
  * is not rebuilt after every write: a copy is (re)built only once its dataset has kept the same generation
  * for `quietMs` (as first seen by this policy), and at least REBUILD_FACTOR times as long as its last build
  * took, so that rebuilds take at most a small share of the time. Until then the caller searches SQLite

@@ -34,7 +34,8 @@ const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
  * Copies the write-ahead log of the writer's database file into the file on a thread of its own, instead of in
  * the writer's commits. SQLite's automatic checkpoint runs inside the commit that takes the log past 1,000 pages,
  * on the connection that commits: for Cairn that is the event loop's, and the copy (with its syncs) was ~40% of
- * the commits' time in a large document's writes (docs/operations.md, "Large documents").
+ * the commits' time in a large document's writes (`npx tsx bench/ingest/index-writes.ts --chunks 145000
+ * [--sqlite-checkpoints]`; docs/operations.md, "Large documents").
  *
  * The log starts over only when a write begins with all of it copied, which a thread running beside a steady
  * writer never arranges: once the log is long, the writer checkpoints too, between transactions, as soon as the

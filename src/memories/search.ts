@@ -16,7 +16,7 @@
  * the best top_n are kept, and they are returned most recent first (valid_at descending), as RAGFlow
  * returns them. Every score is finite and within 0..1.
  */
-import type { MemoryIndex, MemoryMessage, MemorySearchFilter } from '../index/memory-types.js';
+import type { MemoryIndex, MemoryMessage, MemorySearchFilter } from '../index/memories/memory-index.js';
 import { isUsableVector, termScale, unitScore, vectorSimilarity } from '../retrieval/scoring.js';
 
 export const SEARCH_DEFAULTS = { similarity_threshold: 0.2, keywords_similarity_weight: 0.7, top_n: 10 } as const;

@@ -1,4 +1,4 @@
-import type { CacheSize, ChunkIndex } from '../index/types.js';
+import type { CacheSize, ChunkIndex } from '../index/chunks/chunk-index.js';
 import { documentNameCacheSize } from '../retrieval/retrieve.js';
 import { stemCacheSize } from '../retrieval/tokenizer.js';
 

@@ -1,5 +1,5 @@
 import { Gauge, Registry } from 'prom-client';
-import type { CacheSize } from '../index/types.js';
+import type { CacheSize } from '../index/chunks/chunk-index.js';
 import { builtinChatStatus } from '../models/builtin/chat-model.js';
 import { embeddingProcessStatus } from '../models/builtin/host.js';
 import { RUN_STATES, type RunState } from '../store/documents.js';

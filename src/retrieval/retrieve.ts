@@ -2,7 +2,7 @@
  * Retrieval: question → full-text candidates (top_k) ∪ vector candidates (top_k) → term and vector
  * similarity → weighted sum → optional rerank → threshold → pagerank/similarity order → page.
  */
-import type { Candidate, ChunkFilter, IndexedChunk } from '../index/types.js';
+import type { Candidate, ChunkFilter, IndexedChunk } from '../index/chunks/chunk-index.js';
 import { highlight } from './highlight.js';
 import { raptorMark } from '../enrichment/raptor/mark.js';
 import { allowedDocumentIds } from './metadata.js';

@@ -222,7 +222,7 @@ const SEVEN_BIT_WORD = /[a-z0-9]+/g;
 
 /**
  * The normalised words of the text, stopwords included, in order: the words of `tokenize` without their
- * stems and offsets, for indexing (memory-postings stems each distinct word once). 7-bit text (the usual
+ * stems and offsets, for indexing (the in-memory full-text copies, src/index/fulltext/, stem each distinct word once). 7-bit text (the usual
  * case) is lowercased once and split with a plain regex, several times faster than word by word.
  */
 export function indexedWords(text: string): string[] {

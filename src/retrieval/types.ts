@@ -1,4 +1,4 @@
-import type { ChunkIndex } from '../index/types.js';
+import type { ChunkIndex } from '../index/chunks/chunk-index.js';
 import type { Position } from '../parsing/types.js';
 import type { DocumentMeta, MetadataCondition } from './metadata.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MetaStore } from '../store/index.js';
-import type { ChunkIndex, ChunkPatch, IndexedChunk } from '../index/types.js';
+import type { ChunkIndex, ChunkPatch, IndexedChunk } from '../index/chunks/chunk-index.js';
 import type { BlobStore } from '../blobs/types.js';
 import type { Position } from '../parsing/types.js';
 import type { Principal } from './auth.js';

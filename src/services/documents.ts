@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { MetaStore } from '../store/index.js';
 import type { DocumentPatch, DocumentRow, RunState } from '../store/documents.js';
 import type { DatasetRow } from '../store/datasets.js';
-import type { ChunkIndex } from '../index/types.js';
+import type { ChunkIndex } from '../index/chunks/chunk-index.js';
 import type { BlobStore } from '../blobs/types.js';
 import type { Principal } from './auth.js';
 import type { DatasetService } from './datasets.js';

@@ -1,7 +1,7 @@
 import type { Principal } from './auth.js';
 import type { DatasetService } from './datasets.js';
 import type { ModelCatalog } from './model-catalog.js';
-import type { ChunkIndex, IndexedChunk } from '../index/types.js';
+import type { ChunkIndex, IndexedChunk } from '../index/chunks/chunk-index.js';
 import type { DocumentRow } from '../store/documents.js';
 import type { EmbeddingModel } from '../models/types.js';
 import { cosine } from '../models/vector.js';

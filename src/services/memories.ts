@@ -9,7 +9,7 @@
 import type { MetaStore } from '../store/index.js';
 import { firstFreeName } from './unique-name.js';
 import type { MemoryPatch, MemoryRow, MemoryTaskRow } from '../store/memories.js';
-import type { MemoryIndex, MemoryMessage, NewMemoryMessage } from '../index/memory-types.js';
+import type { MemoryIndex, MemoryMessage, NewMemoryMessage } from '../index/memories/memory-index.js';
 import type { Principal } from './auth.js';
 import type { ModelClients } from './model-clients.js';
 import type { ModelType } from './providers.js';

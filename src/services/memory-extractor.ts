@@ -4,7 +4,7 @@
  * (memories.ts).
  */
 import type { MetaStore } from '../store/index.js';
-import type { MemoryIndex, NewMemoryMessage } from '../index/memory-types.js';
+import type { MemoryIndex, NewMemoryMessage } from '../index/memories/memory-index.js';
 import type { ModelClients } from './model-clients.js';
 import { nowMs } from '../time.js';
 import { extractedTypesOf, typesOf } from '../memories/types.js';

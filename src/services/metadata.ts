@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { MetaStore } from '../store/index.js';
-import type { ChunkIndex, IndexedChunk } from '../index/types.js';
+import type { ChunkIndex, IndexedChunk } from '../index/chunks/chunk-index.js';
 import type { Principal } from './auth.js';
 import type { DatasetService } from './datasets.js';
 import { badRequest } from '../errors.js';

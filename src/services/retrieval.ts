@@ -1,5 +1,5 @@
 import type { MetaStore } from '../store/index.js';
-import type { ChunkIndex } from '../index/types.js';
+import type { ChunkIndex } from '../index/chunks/chunk-index.js';
 import type { Principal } from './auth.js';
 import type { DatasetAccess } from './access.js';
 import type { ModelClients } from './model-clients.js';

@@ -339,7 +339,7 @@ const migrations: Record<string, Migration> = {
   '0011_memory_messages': {
     async up(db: Kysely<any>) {
       const t = columnTypes(db);
-      // The memory index's ledger on the scale-out profile (src/index/milvus/memory-ledger.ts): memory
+      // The memory index's ledger on the scale-out profile (src/store/milvus-memory-ledger.ts): memory
       // messages, their per-memory totals, the extraction guards, the id sequence, and the messages whose
       // Milvus search copy is still to be written. The embedded profile keeps memories in the index file
       // (memory_rows, memory_usage, …) and leaves these tables empty.

@@ -209,7 +209,7 @@ export interface RunEventsTable {
   create_time: number;
 }
 
-/** Memories (spec "Memory"); their messages live in the memory index (src/index/memory-types.ts). */
+/** Memories (spec "Memory"); their messages live in the memory index (src/index/memories/memory-index.ts). */
 export interface MemoriesTable {
   id: string;
   tenant_id: string;

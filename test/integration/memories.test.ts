@@ -67,7 +67,7 @@ let ledger: MetaDb | undefined;
 /**
  * The memory index's stored total and a recount of its messages, read straight from its tables: the
  * embedded index's in the data dir's database file, or, with the index on Milvus, the ledger in the
- * metadata database (src/index/milvus/memory-ledger.ts).
+ * metadata database (src/store/milvus-memory-ledger.ts).
  */
 async function sizeTotals(memoryId: string, config: Config) {
   if (config.index.kind === 'milvus') {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { forbidden } from '../../errors.js';
-import type { ChunkIndex } from '../../index/types.js';
+import type { ChunkIndex } from '../../index/chunks/chunk-index.js';
 import { watchEventLoop } from '../../observability/event-loop.js';
 import { cacheSizes } from '../../observability/caches.js';
 import { METRICS_CONTENT_TYPE, renderMetrics } from '../../observability/metrics.js';

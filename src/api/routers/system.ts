@@ -3,7 +3,7 @@ import { buildOpenApi } from '../openapi.js';
 import { safeJson } from '../envelope.js';
 import { eventLoopLag, watchEventLoop } from '../../observability/event-loop.js';
 import { withTimeout } from '../../time.js';
-import type { CacheSize } from '../../index/types.js';
+import type { CacheSize } from '../../index/chunks/chunk-index.js';
 import { embeddingProcessStatus } from '../../models/builtin/host.js';
 
 export interface HealthCheck {

@@ -1,4 +1,4 @@
-import type { ChunkIndex } from '../../index/types.js';
+import type { ChunkIndex } from '../../index/chunks/chunk-index.js';
 
 /** Chunks per list page and per upsert. */
 const PAGE = 256;

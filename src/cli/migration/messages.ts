@@ -1,4 +1,4 @@
-import type { MemoryIndex, MemoryMessage, MemoryUsage } from '../../index/memory-types.js';
+import type { MemoryIndex, MemoryMessage, MemoryUsage } from '../../index/memories/memory-index.js';
 
 /** Top-level messages per list page (each with the items extracted from it). */
 const PAGE = 100;

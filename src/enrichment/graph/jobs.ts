@@ -1,5 +1,5 @@
 import type { MetaStore } from '../../store/index.js';
-import type { ChunkIndex } from '../../index/types.js';
+import type { ChunkIndex } from '../../index/chunks/chunk-index.js';
 import type { ModelClients } from '../../services/model-clients.js';
 import type { ChatModel } from '../../models/types.js';
 import type { TaskProgress } from '../../store/enrichment.js';

@@ -1,4 +1,4 @@
-import type { IndexedChunk } from '../../index/types.js';
+import type { IndexedChunk } from '../../index/chunks/chunk-index.js';
 
 /**
  * How a RAPTOR summary shows itself in the chunk wire format (chunk lists, retrieval): RAGFlow's

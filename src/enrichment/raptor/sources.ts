@@ -1,4 +1,4 @@
-import type { ChunkIndex, IndexedChunk } from '../../index/types.js';
+import type { ChunkIndex, IndexedChunk } from '../../index/chunks/chunk-index.js';
 import type { MetaStore } from '../../store/index.js';
 import type { DatasetRow } from '../../store/datasets.js';
 import type { RaptorScope } from './settings.js';

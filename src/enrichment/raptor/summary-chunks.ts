@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { BlobStore } from '../../blobs/types.js';
-import type { ChunkIndex, IndexedChunk } from '../../index/types.js';
+import type { ChunkIndex, IndexedChunk } from '../../index/chunks/chunk-index.js';
 import { datasetBlobPrefix } from '../../services/blob-keys.js';
 import type { DatasetIndexData } from '../../services/dataset-indexes.js';
 import { nowMs, toDateTime } from '../../time.js';

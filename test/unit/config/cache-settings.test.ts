@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../../src/config.js';
 import { openBackends, type Backends } from '../../../src/wiring.js';
-import type { IndexedChunk } from '../../../src/index/types.js';
+import type { IndexedChunk } from '../../../src/index/chunks/chunk-index.js';
 import { chunk as testChunk } from '../index/helpers.js';
 
 const chunk = (i: number, datasetId: string): IndexedChunk => testChunk({

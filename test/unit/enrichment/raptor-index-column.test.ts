@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../../../src/index/sqlite-index.js';
+import { SqliteChunkIndex } from '../../../src/index/chunks/sqlite-index.js';
 import { chunk } from '../index/helpers.js';
 
 describe("the embedded index's RAPTOR level column", () => {

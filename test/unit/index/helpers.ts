@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
-import { SqliteChunkIndex } from '../../../src/index/sqlite-index.js';
-import type { IndexedChunk } from '../../../src/index/types.js';
+import { SqliteChunkIndex } from '../../../src/index/chunks/sqlite-index.js';
+import type { IndexedChunk } from '../../../src/index/chunks/chunk-index.js';
 
 /** A chunk with defaults for every field not given. */
 export function chunk(fields: Partial<IndexedChunk> & Pick<IndexedChunk, 'id'>): IndexedChunk {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
-import { SqliteMemoryIndex } from '../../../src/index/memory-sqlite-index.js';
-import type { NewMemoryMessage } from '../../../src/index/memory-types.js';
+import { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
+import type { NewMemoryMessage } from '../../../src/index/memories/memory-index.js';
 import { hybridSimilarity, searchMessages } from '../../../src/memories/search.js';
 
 /** Four-dimensional "meanings": the query vector is given per test. */

@@ -3,7 +3,7 @@ import type { MetaDb } from '../../../src/store/db.js';
 import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
 import { openTestMetaDb, testProfiles } from '../../support/meta-store.js';
 import { MetaStore } from '../../../src/store/index.js';
-import { SqliteMemoryIndex } from '../../../src/index/memory-sqlite-index.js';
+import { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
 import { ProviderService } from '../../../src/services/providers.js';
 import { ModelClients } from '../../../src/services/model-clients.js';
 import { MemoryService } from '../../../src/services/memories.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { IndexedChunk } from '../../../src/index/types.js';
+import type { IndexedChunk } from '../../../src/index/chunks/chunk-index.js';
 import { retrieve } from '../../../src/retrieval/retrieve.js';
 import type { ReferenceChunk, RetrieveDeps, RetrieveParams } from '../../../src/retrieval/types.js';
 import { chunk, memoryIndex } from '../index/helpers.js';

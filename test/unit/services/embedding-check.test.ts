@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { EmbeddingCheckService, type EmbeddingCheckPorts } from '../../../src/services/embedding-check.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
-import type { IndexedChunk } from '../../../src/index/types.js';
+import type { IndexedChunk } from '../../../src/index/chunks/chunk-index.js';
 import type { DocumentRow } from '../../../src/store/documents.js';
 import type { DatasetRow } from '../../../src/store/datasets.js';
 import type { EmbeddingModel } from '../../../src/models/types.js';
