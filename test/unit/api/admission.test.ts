@@ -208,15 +208,16 @@ describe('admission and reader-thread configuration', () => {
     });
   });
 
-  it('reads every limit from its variable, keeping at least one place per lane', () => {
+  it('reads every limit from its variable, and refuses a lane without a place instead of giving it one', () => {
     const config = loadConfig({
       CAIRN_INDEX_THREADS: '0', CAIRN_MAX_INFLIGHT: '3', CAIRN_MAX_QUEUE: '0', CAIRN_MAX_QUEUE_WAIT_MS: '250',
-      CAIRN_MAX_LONG_INFLIGHT: '0', CAIRN_MAX_LONG_QUEUE: '9', CAIRN_MAX_LONG_QUEUE_WAIT_MS: '0',
+      CAIRN_MAX_LONG_INFLIGHT: '1', CAIRN_MAX_LONG_QUEUE: '9', CAIRN_MAX_LONG_QUEUE_WAIT_MS: '0',
     });
     assert.equal(config.indexThreads, 0);
     assert.deepEqual(config.admission, {
       short: { maxInFlight: 3, maxQueue: 0, maxWaitMs: 250 },
       long: { maxInFlight: 1, maxQueue: 9, maxWaitMs: 0 },
     });
+    assert.throws(() => loadConfig({ CAIRN_MAX_LONG_INFLIGHT: '0' }), /CAIRN_MAX_LONG_INFLIGHT="0": expected an integer at least 1/);
   });
 });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { BuiltinEmbeddingModel } from '../../../src/models/builtin/embedding-model.js';
+import { builtinModelSettings, useBuiltinModelSettings } from '../../../src/models/builtin/settings.js';
+import { loadConfig } from '../../../src/config.js';
 import fs from 'node:fs';
 import { EMBEDDING_MMAP_THRESHOLD, EMBEDDING_SEMI_SPACE_MB, embeddingProcessStatus } from '../../../src/models/builtin/host.js';
 
@@ -51,9 +53,9 @@ describe('models/builtin embedding model: its process ends when idle', function 
     await until(() => !embeddingProcessStatus().running, 5000);
   });
 
-  it('takes the idle period from CAIRN_EMBED_IDLE_SEC', async () => {
-    const saved = process.env.CAIRN_EMBED_IDLE_SEC;
-    process.env.CAIRN_EMBED_IDLE_SEC = '0.5';
+  it('takes the idle period from CAIRN_EMBED_IDLE_SEC (through Config, as openBackends passes it)', async () => {
+    const saved = builtinModelSettings();
+    useBuiltinModelSettings(loadConfig({ CAIRN_EMBED_IDLE_SEC: '0.5' }).builtinModels);
     try {
       const model = new BuiltinEmbeddingModel();
       await model.embed(texts);
@@ -61,8 +63,7 @@ describe('models/builtin embedding model: its process ends when idle', function 
       await until(() => !embeddingProcessStatus().running, 5000);
       assert.ok(Date.now() - answeredAt < 3000, 'ended after about half a second, not the default 30 s');
     } finally {
-      if (saved === undefined) delete process.env.CAIRN_EMBED_IDLE_SEC;
-      else process.env.CAIRN_EMBED_IDLE_SEC = saved;
+      useBuiltinModelSettings(saved);
     }
   });
 
