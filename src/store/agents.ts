@@ -1,6 +1,6 @@
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { AgentSessionsTable, AgentVersionsTable, AgentsTable, Database } from './schema.js';
-import { escapeLike } from './datasets.js';
+import { containsText, countRows, pageRows } from './paging.js';
 
 export type AgentRow = Selectable<AgentsTable>;
 export type AgentPatch = Updateable<AgentsTable>;
@@ -44,23 +44,16 @@ export class AgentRepo {
       .where((eb) => eb.or([eb('tenant_id', '=', query.ownTenantId), eb.and([eb('tenant_id', 'in', query.tenantIds), eb('permission', '=', 'team')])]));
     if (query.id) q = q.where('id', '=', query.id);
     if (query.title) q = q.where('title', '=', query.title);
-    if (query.keywords) q = q.where(sql<boolean>`lower(title) like ${'%' + escapeLike(query.keywords.toLowerCase()) + '%'} escape '\\'`);
+    if (query.keywords) q = q.where(containsText('title', query.keywords));
     return q;
   }
 
   list(query: AgentQuery): Promise<AgentRow[]> {
-    return this.filtered(query)
-      .selectAll()
-      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
-      .orderBy('id')
-      .offset(query.offset)
-      .limit(query.limit)
-      .execute();
+    return pageRows(this.filtered(query), query);
   }
 
   async count(query: AgentQuery): Promise<number> {
-    const row = await this.filtered(query).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-    return Number(row?.n ?? 0);
+    return countRows(this.filtered(query));
   }
 
   async update(id: string, patch: AgentPatch): Promise<void> {
@@ -132,18 +125,11 @@ export class AgentSessionRepo {
   }
 
   list(query: AgentSessionQuery): Promise<AgentSessionRow[]> {
-    return this.filtered(query)
-      .selectAll()
-      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
-      .orderBy('id')
-      .offset(query.offset)
-      .limit(query.limit)
-      .execute();
+    return pageRows(this.filtered(query), query);
   }
 
   async count(query: AgentSessionQuery): Promise<number> {
-    const row = await this.filtered(query).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-    return Number(row?.n ?? 0);
+    return countRows(this.filtered(query));
   }
 
   async idsOfAgent(agentId: string): Promise<string[]> {

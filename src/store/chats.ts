@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ChatsTable, Database } from './schema.js';
-import { escapeLike } from './datasets.js';
+import { containsText, countAndPage } from './paging.js';
 
 export type ChatRow = Selectable<ChatsTable>;
 export type ChatPatch = Updateable<ChatsTable>;
@@ -54,7 +54,7 @@ export class ChatRepo {
     let q = this.db.selectFrom('chats').where('tenant_id', '=', query.tenantId);
     if (query.id) q = q.where('id', '=', query.id);
     if (query.name) q = q.where('name', '=', query.name);
-    if (query.keywords) q = q.where(sql<boolean>`lower(name) like ${'%' + escapeLike(query.keywords.toLowerCase()) + '%'} escape '\\'`);
+    if (query.keywords) q = q.where(containsText('name', query.keywords));
     if (query.ownerIds) q = q.where('tenant_id', 'in', query.ownerIds.length ? query.ownerIds : ['']);
     if (query.chunkMethod) {
       const method = query.chunkMethod;
@@ -70,15 +70,7 @@ export class ChatRepo {
         ),
       );
     }
-    const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const rows = await q
-      .selectAll('chats')
-      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
-      .orderBy('id')
-      .offset(query.offset)
-      .limit(query.limit)
-      .execute();
-    return { total: Number(total.n), rows };
+    return countAndPage(q, query);
   }
 
   /** Every chat id of a tenant (for delete_all). */

@@ -1,5 +1,6 @@
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, DatasetsTable } from './schema.js';
+import { containsText, countAndPage } from './paging.js';
 import { nameKeyTaken, nameKeysLike } from './name-keys.js';
 
 /** Deleted datasets (being removed) free their names. */
@@ -58,16 +59,8 @@ export class DatasetRepo {
       );
     if (query.id) q = q.where('id', '=', query.id);
     if (query.name) q = q.where('name_key', '=', query.name.toLowerCase());
-    if (query.keywords) q = q.where(sql<boolean>`name_key like ${'%' + escapeLike(query.keywords.toLowerCase()) + '%'} escape '\\'`);
-    const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const rows = await q
-      .selectAll()
-      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
-      .orderBy('id')
-      .offset(query.offset)
-      .limit(query.limit)
-      .execute();
-    return { total: Number(total.n), rows };
+    if (query.keywords) q = q.where(containsText('name_key', query.keywords));
+    return countAndPage(q, query);
   }
 
   async update(id: string, patch: DatasetPatch): Promise<void> {
@@ -90,7 +83,3 @@ export class DatasetRepo {
   }
 }
 
-/** Escapes LIKE wildcards so user text matches literally (used with `escape '\\'`). */
-export function escapeLike(s: string): string {
-  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
-}

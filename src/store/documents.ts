@@ -1,6 +1,6 @@
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, DocumentsTable } from './schema.js';
-import { escapeLike } from './datasets.js';
+import { containsText, countAndPage } from './paging.js';
 
 export type DocumentRow = Selectable<DocumentsTable>;
 export type DocumentPatch = Updateable<DocumentsTable>;
@@ -50,19 +50,11 @@ export class DocumentRepo {
     let query = this.db.selectFrom('documents').where('dataset_id', '=', q.datasetId);
     if (q.id) query = query.where('id', '=', q.id);
     if (q.name) query = query.where('name', '=', q.name);
-    if (q.keywords) query = query.where(sql<boolean>`lower(name) like ${'%' + escapeLike(q.keywords.toLowerCase()) + '%'} escape '\\'`);
+    if (q.keywords) query = query.where(containsText('name', q.keywords));
     if (q.run?.length) query = query.where('run', 'in', q.run);
     if (q.createdFrom) query = query.where('create_time', '>=', q.createdFrom);
     if (q.createdTo) query = query.where('create_time', '<=', q.createdTo);
-    const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const rows = await query
-      .selectAll()
-      .orderBy(q.orderBy, q.desc ? 'desc' : 'asc')
-      .orderBy('id')
-      .offset(q.offset)
-      .limit(q.limit)
-      .execute();
-    return { total: Number(total.n), rows };
+    return countAndPage(query, q);
   }
 
   async update(id: string, patch: DocumentPatch): Promise<void> {

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, MemoriesTable, MemoryTasksTable } from './schema.js';
 import { nameKeyTaken, nameKeysLike } from './name-keys.js';
-import { escapeLike } from './datasets.js';
+import { containsText, countAndPage } from './paging.js';
 
 export type MemoryRow = Selectable<MemoriesTable>;
 export type MemoryPatch = Updateable<MemoriesTable>;
@@ -57,16 +57,8 @@ export class MemoryRepo {
     if (query.ids?.length) q = q.where('id', 'in', query.ids);
     if (query.typeMask) q = q.where(sql<boolean>`(memory_type & ${query.typeMask}) != 0`);
     if (query.storageType) q = q.where('storage_type', '=', query.storageType);
-    if (query.keywords) q = q.where(sql<boolean>`name_key like ${'%' + escapeLike(query.keywords.toLowerCase()) + '%'} escape '\\'`);
-    const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const rows = await q
-      .selectAll()
-      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
-      .orderBy('id')
-      .offset(query.offset)
-      .limit(query.limit)
-      .execute();
-    return { total: Number(total.n), rows };
+    if (query.keywords) q = q.where(containsText('name_key', query.keywords));
+    return countAndPage(q, query);
   }
 
   async update(id: string, patch: MemoryPatch): Promise<void> {

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { MetaDb } from './db.js';
-import { escapeLike } from './datasets.js';
+import { escapeLike } from './paging.js';
 import { messageSize, planEviction, type FifoCandidate } from '../memories/size.js';
 import { chunksOf } from '../batching.js';
 import { fromFloat32Blob, toFloat32Blob } from '../index/vectors/vector-codec.js';

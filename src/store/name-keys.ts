@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { escapeLike } from './datasets.js';
+import { escapeLike } from './paging.js';
 
 /** Tables of a tenant's resources named case-insensitively: a `name_key` column holds the lower-cased name. */
 export type NameKeyedTable = 'datasets' | 'memories' | 'search_apps';

@@ -1,7 +1,7 @@
-import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, SearchAppsTable } from './schema.js';
 import { nameKeyTaken, nameKeysLike } from './name-keys.js';
-import { escapeLike } from './datasets.js';
+import { containsText, countAndPage } from './paging.js';
 
 export type SearchAppRow = Selectable<SearchAppsTable>;
 export type SearchAppPatch = Updateable<SearchAppsTable>;
@@ -37,16 +37,8 @@ export class SearchAppRepo {
 
   async list(query: SearchAppQuery): Promise<{ total: number; rows: SearchAppRow[] }> {
     let q = this.db.selectFrom('search_apps').where('tenant_id', 'in', query.tenantIds.length ? query.tenantIds : ['']);
-    if (query.keywords) q = q.where(sql<boolean>`name_key like ${'%' + escapeLike(query.keywords.toLowerCase()) + '%'} escape '\\'`);
-    const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const rows = await q
-      .selectAll()
-      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
-      .orderBy('id')
-      .offset(query.offset)
-      .limit(query.limit)
-      .execute();
-    return { total: Number(total.n), rows };
+    if (query.keywords) q = q.where(containsText('name_key', query.keywords));
+    return countAndPage(q, query);
   }
 
   async update(id: string, patch: SearchAppPatch): Promise<void> {
