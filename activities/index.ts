@@ -1,6 +1,6 @@
 import type { ActivityDeps } from './deps.js';
 import { datasetActivities } from './datasets.js';
-import { parseActivities } from './parse.js';
+import { parseActivities } from './parse/index.js';
 import { agentActivities } from './agents.js';
 import { memoryActivities } from './memories.js';
 import { raptorActivities } from './raptor.js';

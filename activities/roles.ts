@@ -1,7 +1,7 @@
 import type { WorkerRole } from '../src/engine/task-queues.js';
 import type { ActivityDeps } from './deps.js';
 import { datasetActivities } from './datasets.js';
-import { parseActivities } from './parse.js';
+import { parseActivities } from './parse/index.js';
 import { agentActivities } from './agents.js';
 import { memoryActivities } from './memories.js';
 import { graphActivities } from './graph.js';

@@ -4,7 +4,7 @@
  * (its corpus, extracted and chunked here as the parse step does) the way the limit measurement feeds them
  * (calls of 512, one at a time) and the way the embedding steps of a parse feed them (documents taken by
  * `--callers` steps at once, each sending its title and then its chunks in requests of `--request`,
- * `--depth` of them in flight per step; the defaults are what activities/parse.ts sends).
+ * `--depth` of them in flight per step; the defaults are what activities/parse/embed.ts sends).
  *
  *   flock /tmp/bench.lock npx tsx bench/ingest/model-shape.ts [--shapes limit,ingest] [--callers 16]
  *     [--request 32] [--depth 2] [--title first|alone] [--repeat 1] [--batch-texts 32] [--batch-tokens 1024] [--window 256]

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chunkRecords, RECORD_SLICE } from '../../../activities/parse.js';
+import { chunkRecords, RECORD_SLICE } from '../../../activities/parse/index-chunks.js';
 import { FsBlobStore } from '../../../src/blobs/fs-blob-store.js';
 import { chunkImageKey } from '../../../src/services/blob-keys.js';
 import type { DocumentRow } from '../../../src/store/documents.js';

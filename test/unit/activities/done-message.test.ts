@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { doneMessage } from '../../../activities/parse.js';
+import { doneMessage } from '../../../activities/parse/index-chunks.js';
 
 describe("a finished parse's progress_msg", () => {
   it('begins with RAGFlow\'s "Task done", then Cairn\'s figures', () => {

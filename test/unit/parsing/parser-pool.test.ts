@@ -142,7 +142,7 @@ describe('extraction in parser processes', function () {
     const code = `
       const push = Array.prototype.push, stringify = JSON.stringify;
       await import('./src/parsing/parser-pool.ts');
-      await import('./activities/parse.ts');
+      await import('./activities/parse/index.ts');
       process.stdout.write(JSON.stringify({ push: Array.prototype.push === push, stringify: JSON.stringify === stringify }));`;
     const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { encoding: 'utf8' });
     assert.deepEqual(JSON.parse(out), { push: true, stringify: true });
