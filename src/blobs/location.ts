@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { readSetting } from '../config-schema.js';
 
 /** Where the BlobStore keeps files (`CAIRN_BLOBS`): a folder, or a bucket of an S3-compatible store. */
 export type BlobLocation = { kind: 'file'; dir: string } | S3Location;
@@ -59,13 +60,13 @@ function parseS3Url(value: string): { bucket: string; prefix: string } {
 function s3Settings(env: NodeJS.ProcessEnv): Omit<S3Location, 'kind' | 'bucket' | 'prefix'> {
   const endpoint = env.CAIRN_S3_ENDPOINT?.trim() || undefined;
   if (endpoint && !/^https?:\/\/[^/]/.test(endpoint)) throw new Error(`CAIRN_S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
-  const style = env.CAIRN_S3_FORCE_PATH_STYLE?.trim();
-  if (style && !/^(true|false|1|0|yes|no)$/i.test(style)) throw new Error(`CAIRN_S3_FORCE_PATH_STYLE must be true or false, got "${style}"`);
+  // The schema's boolean parser, so what startup accepts (on/off included) is what this reads.
+  const style = readSetting(env, 'CAIRN_S3_FORCE_PATH_STYLE');
   return {
     region: env.CAIRN_S3_REGION?.trim() || env.AWS_REGION?.trim() || 'us-east-1',
     endpoint,
     // Self-hosted servers (MinIO, moto) are usually reached by one host name: path style unless told otherwise.
-    forcePathStyle: style ? /^(true|1|yes)$/i.test(style) : endpoint !== undefined,
+    forcePathStyle: style ?? endpoint !== undefined,
     credentials: env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
       ? { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, sessionToken: env.AWS_SESSION_TOKEN || undefined }
       : undefined,

@@ -44,7 +44,10 @@ describe('CAIRN_BLOBS: where files live', () => {
     assert.throws(() => parseBlobLocation({ CAIRN_BLOBS: 's3://ok-bucket/a//b' }, dataDir), /empty, "\." or "\.\." segment/);
     assert.throws(() => parseBlobLocation({ CAIRN_BLOBS: 's3://ok-bucket/a/../b' }, dataDir), /segment/);
     assert.throws(() => parseBlobLocation({ CAIRN_BLOBS: 's3://ok-bucket', CAIRN_S3_ENDPOINT: 'minio:9000' }, dataDir), /must be an http\(s\) URL/);
-    assert.throws(() => parseBlobLocation({ CAIRN_BLOBS: 's3://ok-bucket', CAIRN_S3_FORCE_PATH_STYLE: 'maybe' }, dataDir), /true or false/);
+    assert.throws(() => parseBlobLocation({ CAIRN_BLOBS: 's3://ok-bucket', CAIRN_S3_FORCE_PATH_STYLE: 'maybe' }, dataDir), /CAIRN_S3_FORCE_PATH_STYLE="maybe": expected true or false/);
+    // Every spelling the startup check accepts is read, as by every other boolean setting.
+    const off = parseBlobLocation({ CAIRN_BLOBS: 's3://ok-bucket', CAIRN_S3_ENDPOINT: 'http://127.0.0.1:9000', CAIRN_S3_FORCE_PATH_STYLE: 'off' }, dataDir);
+    assert.equal(off.kind === 's3' && off.forcePathStyle, false);
   });
 
   it('refuses S3 settings without an s3:// location instead of ignoring them', () => {
