@@ -8,7 +8,6 @@
 export const AGENT_CANVAS = 'agent_canvas';
 export const DATAFLOW_CANVAS = 'dataflow_canvas';
 export const CANVAS_CATEGORIES = [AGENT_CANVAS, DATAFLOW_CANVAS] as const;
-export type CanvasCategory = (typeof CANVAS_CATEGORIES)[number];
 
 /** The components a pipeline may hold (RAGFlow's rag/flow/), each with a schema in dsl-schemas/pipeline/. */
 export const PIPELINE_COMPONENT_NAMES = ['File', 'Parser', 'TokenChunker', 'TitleChunker', 'Extractor', 'Tokenizer', 'Compiler'] as const;
