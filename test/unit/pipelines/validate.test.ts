@@ -43,7 +43,7 @@ const parser = (params: Record<string, unknown>) => pipeline('Parser:P', 'Parser
 const tokenChunker = (params: Record<string, unknown>) => pipeline('TokenChunker:T', 'TokenChunker', params);
 const titleChunker = (params: Record<string, unknown>) => pipeline('TitleChunker:H', 'TitleChunker', { method: 'hierarchy', hierarchy: 2, levels: [['^#[^#]']], ...params });
 const extractor = (params: Record<string, unknown>) => pipeline('Extractor:E', 'Extractor', { field_name: 'summary', ...params });
-const tokenizer = (params: Record<string, unknown>) => ({
+const tokenizer = (params: Record<string, unknown>): Dsl => ({
   components: {
     File: { obj: { component_name: 'File', params: {} }, downstream: ['Tokenizer:Index'], upstream: [] },
     'Tokenizer:Index': { obj: { component_name: 'Tokenizer', params }, downstream: [], upstream: ['File'] },
