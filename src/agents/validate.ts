@@ -137,7 +137,7 @@ function article(type: string | string[]): string {
 }
 
 /** One ajv error as `param 'x' must ...` (what follows the component prefix). */
-function describeParamError(e: ErrorObject, prefix: (string | number)[] = []): { param: string; text: string } {
+export function describeParamError(e: ErrorObject, prefix: (string | number)[] = []): { param: string; text: string } {
   const segs = [...prefix, ...pointerSegments(e.instancePath)];
   let text: string;
   switch (e.keyword) {
@@ -187,6 +187,20 @@ function firstError(fn: ValidateFunction): ErrorObject {
   return errors.find((e) => e.keyword === 'propertyNames') ?? errors[0]!;
 }
 
+/** The error of a DSL whose top-level shape (canvas.schema.json, checked by `fn`) is wrong. */
+export function canvasShapeError(fn: ValidateFunction): DslError {
+  const e = firstError(fn);
+  const segs = pointerSegments(e.instancePath);
+  if (segs[0] === 'components' && segs.length >= 2) {
+    const id = segs[1]!;
+    if (segs.length === 2) return new DslError(`Component '${id}' ${describeParamError({ ...e, instancePath: '' }).text}`, id);
+    const { param, text } = describeParamError({ ...e, instancePath: '/' + segs.slice(2).join('/') });
+    return new DslError(`Component '${id}': '${param}' ${text}`, id);
+  }
+  const { param, text } = describeParamError(e);
+  return new DslError(param === '(params)' ? `dsl ${text}` : `dsl.${param} ${text}`);
+}
+
 /**
  * Validates a canvas DSL and returns a copy with the missing run-state defaults filled: globals
  * `sys.query` "", `sys.user_id` "", `sys.conversation_turns` 0, `sys.files` [], `sys.history` [],
@@ -198,18 +212,7 @@ function firstError(fn: ValidateFunction): ErrorObject {
 export function validateDsl(dsl: unknown): CanvasDsl {
   const { canvas } = load();
   if (!isRecord(dsl)) throw new DslError('dsl must be an object');
-  if (!canvas(dsl)) {
-    const e = firstError(canvas);
-    const segs = pointerSegments(e.instancePath);
-    if (segs[0] === 'components' && segs.length >= 2) {
-      const id = segs[1]!;
-      if (segs.length === 2) throw new DslError(`Component '${id}' ${describeParamError({ ...e, instancePath: '' }).text}`, id);
-      const { param, text } = describeParamError({ ...e, instancePath: '/' + segs.slice(2).join('/') });
-      throw new DslError(`Component '${id}': '${param}' ${text}`, id);
-    }
-    const { param, text } = describeParamError(e);
-    throw new DslError(param === '(params)' ? `dsl ${text}` : `dsl.${param} ${text}`);
-  }
+  if (!canvas(dsl)) throw canvasShapeError(canvas);
   const out = structuredClone(dsl) as Record<string, unknown>;
   const components = out.components as Record<string, Record<string, unknown>>;
 

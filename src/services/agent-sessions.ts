@@ -87,7 +87,7 @@ export class AgentSessionService {
   ) {}
 
   async create(p: Principal, agentId: string, input: CreateSessionInput, source: 'agent' | 'workflow' = 'agent') {
-    const agent = await this.agents.get(p, agentId);
+    const agent = await this.agents.runnable(p, agentId);
     const row = await this.newSession(p, agent, input, source);
     return this.view(row, true);
   }
@@ -175,7 +175,7 @@ export class AgentSessionService {
    */
   async startTurn(p: Principal, input: CompletionInput): Promise<AgentTurn> {
     if (!input.agent_id) throw badRequest('`agent_id` is required.');
-    const agent = await this.agents.get(p, input.agent_id);
+    const agent = await this.agents.runnable(p, input.agent_id);
     let session: AgentSessionRow;
     if (input.session_id) {
       const row = isId(input.session_id) ? await this.store.agentSessions.byId(input.session_id) : undefined;

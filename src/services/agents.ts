@@ -9,6 +9,8 @@ import { badRequest, forbidden, notFound } from '../errors.js';
 import { validateDsl, DslError } from '../agents/validate.js';
 import type { CanvasDsl } from '../agents/dsl.js';
 import { agentTemplate, agentTemplates, templateDsl, type AgentTemplate } from '../agents/templates/index.js';
+import { validatePipelineDsl } from '../pipelines/validate.js';
+import { AGENT_CANVAS, DATAFLOW_CANVAS } from '../pipelines/names.js';
 
 export interface AgentInput {
   title?: string;
@@ -29,6 +31,8 @@ export interface AgentInput {
 export interface ListAgentsInput extends ListPage<'create_time' | 'update_time' | 'title'> {
   keywords?: string;
   title?: string;
+  /** Comma-separated categories (RAGFlow's filter): `agent_canvas`, `dataflow_canvas`; none = all. */
+  canvas_category?: string;
 }
 
 const MAX_TITLE = 255;
@@ -40,10 +44,11 @@ function checkTitle(title: unknown): string {
   return t;
 }
 
-function checkDsl(dsl: unknown): CanvasDsl {
+/** An agent canvas is validated (and its run state filled) as an agent; a pipeline as a pipeline, unchanged. */
+function checkDsl(dsl: unknown, category: string): CanvasDsl | Record<string, unknown> {
   if (dsl === undefined || dsl === null) throw badRequest('No DSL data in request.');
   try {
-    return validateDsl(dsl);
+    return category === DATAFLOW_CANVAS ? validatePipelineDsl(dsl) : validateDsl(dsl);
   } catch (err) {
     if (err instanceof DslError) throw badRequest(`Invalid DSL: ${err.message}`);
     throw err;
@@ -59,7 +64,8 @@ export class AgentService {
   async create(p: Principal, input: AgentInput) {
     if (input.template_id !== undefined && input.template_id !== null) input = await this.fromTemplate(p, input);
     const title = checkTitle(input.title);
-    const dsl = checkDsl(input.dsl);
+    const category = input.canvas_category ?? AGENT_CANVAS;
+    const dsl = checkDsl(input.dsl, category);
     if (await this.store.agents.titleTaken(p.tenantId, title.toLowerCase())) throw badRequest(`${title} already exists.`);
     const now = nowMs();
     const row: AgentRow = {
@@ -72,7 +78,7 @@ export class AgentService {
       avatar: input.avatar ?? null,
       permission: input.permission ?? 'me',
       canvas_type: input.canvas_type ?? null,
-      canvas_category: input.canvas_category ?? 'agent_canvas',
+      canvas_category: category,
       dsl: JSON.stringify(dsl),
       create_time: now,
       update_time: now,
@@ -138,6 +144,15 @@ export class AgentService {
     return this.view(await this.get(p, id));
   }
 
+  /** The agent if it can run as one (sessions, completions): a pipeline runs on documents instead. */
+  async runnable(p: Principal, id: string): Promise<AgentRow> {
+    const agent = await this.get(p, id);
+    if (agent.canvas_category === DATAFLOW_CANVAS) {
+      throw badRequest(`'${agent.title}' is an ingestion pipeline (canvas_category ${DATAFLOW_CANVAS}): pipelines run on documents, not as agent sessions or completions.`);
+    }
+    return agent;
+  }
+
   async list(p: Principal, input: ListAgentsInput) {
     const query = {
       tenantIds: [p.tenantId, ...p.teamTenants],
@@ -145,6 +160,7 @@ export class AgentService {
       id: input.id,
       title: input.title ?? input.name,
       keywords: input.keywords,
+      categories: input.canvas_category ? [...new Set(input.canvas_category.split(',').map((c) => c.trim()).filter(Boolean))] : undefined,
       orderBy: input.orderby,
       desc: input.desc,
       offset: (input.page - 1) * input.page_size,
@@ -156,6 +172,9 @@ export class AgentService {
 
   async update(p: Principal, id: string, input: AgentInput) {
     const current = await this.get(p, id);
+    if (input.canvas_category !== undefined && input.canvas_category !== current.canvas_category) {
+      throw badRequest(`canvas_category cannot change (this canvas is ${current.canvas_category}): create a new one instead.`);
+    }
     const patch: Partial<AgentRow> = { update_time: nowMs() };
     if (input.title !== undefined && input.title !== null) {
       const title = checkTitle(input.title);
@@ -170,7 +189,7 @@ export class AgentService {
       if (current.tenant_id !== p.tenantId) throw forbidden('Only the owner of the agent may change its permission');
       patch.permission = input.permission;
     }
-    if (input.dsl !== undefined && input.dsl !== null) patch.dsl = JSON.stringify(checkDsl(input.dsl));
+    if (input.dsl !== undefined && input.dsl !== null) patch.dsl = JSON.stringify(checkDsl(input.dsl, current.canvas_category));
     await this.store.agents.update(id, patch);
     const updated = (await this.store.agents.byId(id))!;
     if (patch.dsl || isRelease(input.release)) await this.saveVersion(updated, isRelease(input.release));

@@ -15,6 +15,8 @@ export interface AgentQuery {
   id?: string;
   title?: string;
   keywords?: string;
+  /** Only canvases of these categories (none given = all). */
+  categories?: string[];
   orderBy: 'create_time' | 'update_time' | 'title';
   desc: boolean;
   offset: number;
@@ -45,6 +47,7 @@ export class AgentRepo {
     if (query.id) q = q.where('id', '=', query.id);
     if (query.title) q = q.where('title', '=', query.title);
     if (query.keywords) q = q.where(containsText('title', query.keywords));
+    if (query.categories?.length) q = q.where('canvas_category', 'in', query.categories);
     return q;
   }
 

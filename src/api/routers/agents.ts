@@ -8,6 +8,7 @@ import { ApiError, badRequest } from '../../errors.js';
 import { openAIError } from '../../chat/openai-frames.js';
 import { isRelease, type AgentService } from '../../services/agents.js';
 import type { AgentSessionService, CompletionInput } from '../../services/agent-sessions.js';
+import { CANVAS_CATEGORIES } from '../../pipelines/names.js';
 import { AgentOpenAIFrames, answerAgentOpenAI, answerAgentWhole, streamAgentEvents, streamAgentOpenAI } from '../agent-frames.js';
 
 const nullableString = (maxLength: number) => ({ type: ['string', 'null'], maxLength });
@@ -21,7 +22,7 @@ const agentProperties = {
   avatar: nullableString(65535),
   permission: { enum: ['me', 'team'] },
   canvas_type: nullableString(255),
-  canvas_category: { enum: ['agent_canvas'] },
+  canvas_category: { enum: [...CANVAS_CATEGORIES] },
   release,
 };
 
@@ -36,6 +37,7 @@ const listAgentsQuery = listQuery(['create_time', 'update_time', 'title'], {
   orderby: { enum: ['create_time', 'update_time', 'title'], default: 'update_time' },
   keywords: text(LIMITS.queryText),
   title: text(LIMITS.name),
+  canvas_category: text(LIMITS.name),
 });
 
 const listSessionsQuery = {
@@ -141,7 +143,7 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService)
 
   return [
     route({
-      method: 'get', path: '/agents', tag: 'agents', summary: 'List agents ({canvas, total}; orderby update_time by default)', query: listAgentsQuery,
+      method: 'get', path: '/agents', tag: 'agents', summary: 'List agents and pipelines ({canvas, total}; orderby update_time by default; canvas_category: agent_canvas, dataflow_canvas or both, comma-separated)', query: listAgentsQuery,
       handler: ({ principal, query }) => agents.list(principal, query),
     }),
     route({
@@ -149,7 +151,7 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService)
       handler: () => agents.templates(),
     }),
     route({
-      method: 'post', path: '/agents', tag: 'agents', summary: 'Create an agent (title unique per tenant, case-insensitively; the DSL is validated); or from a template: template_id, optional title and dataset_ids (the datasets of every Retrieval)', body: createBody,
+      method: 'post', path: '/agents', tag: 'agents', summary: 'Create an agent, or with canvas_category "dataflow_canvas" an ingestion pipeline (title unique per tenant, case-insensitively; the DSL is validated as that category); or from a template: template_id, optional title and dataset_ids (the datasets of every Retrieval)', body: createBody,
       handler: ({ principal, body }) => agents.create(principal, body),
     }),
     route({
