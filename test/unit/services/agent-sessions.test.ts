@@ -26,8 +26,15 @@ class FakeRuns implements AgentRunControl {
   started: AgentRunInput[] = [];
   cancelled: string[] = [];
   busy?: { key: string };
+  /** How many starts to refuse before accepting (a previous turn's workflow still closing). */
+  refuse = 0;
+  waited: string[] = [];
   async startAgentRun(input: AgentRunInput) {
     if (this.busy) return false;
+    if (this.refuse > 0) {
+      this.refuse--;
+      return false;
+    }
     this.started.push(input);
     return true;
   }
@@ -38,10 +45,13 @@ class FakeRuns implements AgentRunControl {
   async agentRunOpen() {
     return false;
   }
+  openKey?: string;
   async openAgentRunKey() {
-    return this.busy?.key;
+    return this.busy?.key ?? this.openKey;
   }
-  async waitAgentRun() {}
+  async waitAgentRun(_agentId: string, sessionId: string) {
+    this.waited.push(sessionId);
+  }
 }
 
 /** Run events: only what sessions do with them (dropping the logs of deleted sessions' turns). */
@@ -162,5 +172,118 @@ for (const profile of testProfiles()) describe(`AgentSessionService: sessions an
     const session = await sessions.create(owner, agentId, {});
     assert.deepEqual(await sessions.cancel(owner, session.id as string), { cancelled: true });
     assert.deepEqual(runs.cancelled, [session.id]);
+  });
+
+  /** The DSL with another prologue and Begin form, and globals/history a previous run left behind. */
+  const variant = (prologue: string, inputs: Record<string, unknown> = DSL.components.begin.obj.params.inputs) => ({
+    ...DSL,
+    components: { ...DSL.components, begin: { ...DSL.components.begin, obj: { ...DSL.components.begin.obj, params: { ...DSL.components.begin.obj.params, prologue, inputs } } } },
+  });
+  type Message = { id: string; role: string; content: string };
+
+  it('with release a session runs the latest published version and names it; without one published it is a 400', async () => {
+    const agents = new AgentService(store);
+    const draftOnly = ((await agents.create(owner, { title: 'draft only', dsl: DSL })) as { id: string }).id;
+    await refused(sessions.create(owner, draftOnly, { release: true }), 400, /^No available published version$/);
+    const published = ((await agents.create(owner, { title: 'published', dsl: variant('Published hello.'), release: true })) as { id: string }).id;
+    await agents.update(owner, published, { dsl: variant('Draft hello.') });
+    const released = await sessions.create(owner, published, { release: 'true' });
+    assert.deepEqual((released.message as Message[]).map((m) => m.content), ['Published hello.']);
+    assert.match(String(released.version_title), /^published_/);
+    const draft = await sessions.create(owner, published, {});
+    assert.deepEqual((draft.message as Message[]).map((m) => m.content), ['Draft hello.']);
+    assert.equal(draft.version_title, null);
+  });
+
+  it("a new session's canvas starts clean: the sys.* globals and the run state reset, the agent's own globals kept", async () => {
+    const agents = new AgentService(store);
+    const used = { ...DSL, globals: { 'sys.query': 'old question', 'sys.conversation_turns': 7, 'env.region': 'alps' }, history: [['user', 'old question']], path: ['begin'] };
+    const id = ((await agents.create(owner, { title: 'used', dsl: used })) as { id: string }).id;
+    const dsl = (await sessions.create(owner, id, {})).dsl as { globals: Record<string, unknown>; history: unknown[]; path: unknown[]; paused: boolean };
+    assert.deepEqual(dsl.globals, { 'sys.query': '', 'sys.user_id': '', 'sys.conversation_turns': 0, 'sys.files': [], 'sys.history': [], 'env.region': 'alps' });
+    assert.deepEqual([dsl.history, dsl.path, dsl.paused], [[], [], false]);
+  });
+
+  it('name and user_id fill Begin fields only when its form declares them; user_id is stored on the session', async () => {
+    const agents = new AgentService(store);
+    const id = ((await agents.create(owner, { title: 'form', dsl: variant('Hi.', { name: { type: 'line', name: 'Name' } }) })) as { id: string }).id;
+    const session = await sessions.create(owner, id, { name: 'Ann', user_id: 'u-1', unknown_field: 'x' });
+    const inputs = (session.dsl as { components: { begin: { obj: { params: { inputs: Record<string, { value?: unknown }> } } } } }).components.begin.obj.params.inputs;
+    assert.deepEqual(inputs, { name: { type: 'line', name: 'Name', value: 'Ann' } });
+    assert.equal(session.user_id, 'u-1');
+    assert.equal(session.name, 'Ann');
+  });
+
+  it("a turn arriving while the previous turn's workflow closes after recording its answer waits for it, then starts", async () => {
+    const session = await sessions.create(owner, agentId, {});
+    const recorded = (session.message as Message[])[0]!.id; // an assistant message of the session
+    runs.refuse = 1;
+    runs.openKey = recorded;
+    const turn = await sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'next' });
+    assert.deepEqual(runs.waited, [session.id]);
+    assert.deepEqual(runs.started.map((r) => r.runKey), [turn.messageId]);
+  });
+
+  it('a turn refused again after the wait is a 409; a turn whose workflow already closed is retried after the wait', async () => {
+    const session = await sessions.create(owner, agentId, {});
+    runs.refuse = 2;
+    await refused(sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'q' }), 409, /is still running/);
+    runs.refuse = 1;
+    runs.openKey = undefined;
+    await sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'q' });
+    assert.equal(runs.started.length, 1);
+  });
+
+  it("a turn without a session names the new one after the question's first 250 characters, or 'New session' without a question", async () => {
+    const long = await sessions.startTurn(owner, { agent_id: agentId, query: 'x'.repeat(300) });
+    assert.equal((await sessions.detail(owner, agentId, long.sessionId)).name, 'x'.repeat(250));
+    const blank = await sessions.startTurn(owner, { agent_id: agentId, inputs: {} });
+    assert.equal((await sessions.detail(owner, agentId, blank.sessionId)).name, 'New session');
+  });
+
+  it("a workspace member's turn on a team agent runs for the owner's tenant, as the member unless a user is given; a private agent is a 403", async () => {
+    const agents = new AgentService(store);
+    const shared = ((await agents.create(owner, { title: 'shared', dsl: DSL, permission: 'team' })) as { id: string }).id;
+    const member = { ...tenantPrincipal('c'.repeat(32)), teamTenants: [owner.tenantId] };
+    await sessions.startTurn(member, { agent_id: shared, query: 'q' });
+    assert.deepEqual([runs.started[0]!.tenantId, runs.started[0]!.request.userId], [owner.tenantId, member.userId]);
+    await refused(sessions.startTurn(member, { agent_id: agentId, query: 'q' }), 403, /private to its owner/);
+    assert.equal(runs.started.length, 1, "the owner's private agent started nothing");
+  });
+
+  it("naming another tenant's session in a turn is a 404, telling nothing of the session or its agent", async () => {
+    const mine = await sessions.create(owner, agentId, {});
+    const theirs = ((await new AgentService(store).create(stranger, { title: 'theirs', dsl: DSL })) as { id: string }).id;
+    await refused(sessions.startTurn(stranger, { agent_id: theirs, session_id: mine.id as string }), 404, new RegExp(`^Session '${mine.id}' not found$`));
+    assert.deepEqual(runs.started, []);
+  });
+
+  it("a session is read only through its own agent; delete_all removes this agent's sessions and their logs only", async () => {
+    const other = ((await new AgentService(store).create(owner, { title: 'other', dsl: DSL })) as { id: string }).id;
+    const elsewhere = await sessions.create(owner, other, {});
+    await refused(sessions.detail(owner, agentId, elsewhere.id as string), 404, new RegExp(`^Session '${elsewhere.id}' not found for agent '${agentId}'$`));
+    const a = await sessions.create(owner, agentId, {});
+    const b = await sessions.create(owner, agentId, {});
+    assert.deepEqual(await sessions.delete(owner, agentId, null, true), { success_count: 2, errors: [] });
+    assert.deepEqual(events.removed.sort(), [a, b].map((s) => (s.message as Message[])[0]!.id).sort());
+    assert.equal((await sessions.detail(owner, other, elsewhere.id as string)).id, elsewhere.id);
+    assert.equal((await sessions.list(owner, agentId, { page: 1, page_size: 10, orderby: 'create_time', desc: true })).total, 0);
+  });
+
+  it('lists by user_id and by id', async () => {
+    const s1 = await sessions.create(owner, agentId, { user_id: 'u1' });
+    await sessions.create(owner, agentId, { user_id: 'u2' });
+    await sessions.create(owner, agentId, { user_id: 'u1' });
+    const base = { page: 1, page_size: 10, orderby: 'create_time' as const, desc: true };
+    const byUser = await sessions.list(owner, agentId, { ...base, user_id: 'u1' });
+    assert.equal(byUser.total, 2);
+    assert.ok(byUser.sessions.every((s) => s.user_id === 'u1'));
+    assert.deepEqual((await sessions.list(owner, agentId, { ...base, id: s1.id as string })).sessions.map((s) => s.id), [s1.id]);
+  });
+
+  it('stopping an unknown task, or one that is not an id, is a 404 naming it', async () => {
+    await refused(sessions.cancel(owner, 'f'.repeat(32)), 404, /^Task 'f{32}' not found$/);
+    await refused(sessions.cancel(owner, 'not-an-id'), 404, /^Task 'not-an-id' not found$/);
+    assert.deepEqual(runs.cancelled, []);
   });
 });

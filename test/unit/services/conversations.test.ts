@@ -12,7 +12,9 @@ import { tenantPrincipal } from '../../../src/services/access.js';
 import type { ChatDelta, ChatMessage, ChatModel } from '../../../src/models/types.js';
 import { ModelError } from '../../../src/models/types.js';
 import type { Turn } from '../../../src/chat/events.js';
+import type { RetrieveInput } from '../../../src/services/retrieval.js';
 import { openTestMetaDb, testProfiles } from '../../support/meta-store.js';
+import { refused, storedDocument } from './fakes.js';
 
 const noCleanup = { startDeleteDatasets: async () => {}, cancelParse: async () => {}, cancelDatasetIndex: async () => {}, waitDatasetIndex: async () => {} };
 
@@ -47,16 +49,27 @@ for (const profile of testProfiles()) describe(`ConversationService: chat turns 
   let sessions: SessionService;
   let conversations: ConversationService;
   let chatId: string;
+  let store: MetaStore;
+  /** What the chat's retrieval is asked, and what it finds. */
+  let retrievals: RetrieveInput[];
+  let found: { total: number; chunks: unknown[]; doc_aggs: unknown[] };
   const owner = tenantPrincipal('a'.repeat(32));
   const stranger = tenantPrincipal('b'.repeat(32));
 
   beforeEach(async () => {
     db = await openTestMetaDb(profile);
-    const store = new MetaStore(db);
+    store = new MetaStore(db);
+    retrievals = [];
+    found = { total: 0, chunks: [], doc_aggs: [] };
     const providers = new ProviderService(store);
     model = new ScriptedModel(['The pass ', 'closes in winter.']);
     const models = { chat: async () => model } as unknown as ModelClients;
-    const retriever = { retrieve: async () => Promise.reject(new Error('a chat without datasets retrieves nothing')) };
+    const retriever = {
+      retrieve: async (_p: unknown, input: RetrieveInput) => {
+        retrievals.push(input);
+        return found;
+      },
+    } as unknown as ConstructorParameters<typeof ConversationService>[5];
     chats = new ChatService(store, new DatasetService(store, providers, noCleanup), providers);
     sessions = new SessionService(store, chats);
     conversations = new ConversationService(store, chats, sessions, providers, models, retriever, pino({ level: 'silent' }));
@@ -112,5 +125,34 @@ for (const profile of testProfiles()) describe(`ConversationService: chat turns 
     assert.equal(turn.ids.session_id, '');
     assert.equal(await drain(turn), 'The pass closes in winter.');
     assert.match(model.sent.at(-1)![0]!.content as string, /You are a mountain guide[\s\S]*Answer in French\./, "the caller's system message follows the chat's");
+  });
+
+  it('a mandatory prompt variable that is not given is a 400 naming it, and opens no session', async () => {
+    const strict = (await chats.create(owner, { name: 'strict', prompt_config: { system: 'Answer {tone}ly.', parameters: [{ key: 'tone', optional: false }] } })) as { id: string };
+    await refused(conversations.start(owner, { chat_id: strict.id, question: 'hi', variables: {} }), 400, /^Missing value for the mandatory prompt variable 'tone'/);
+    assert.deepEqual(await sessions.list(owner, strict.id, { page: 1, page_size: 10, orderby: 'create_time', desc: false }), []);
+    assert.equal(model.sent.length, 0);
+  });
+
+  it("a chat over datasets asks retrieval with the chat's settings; when nothing is found its empty_response is the answer, without the model", async () => {
+    const ds = (await new DatasetService(store, new ProviderService(store), noCleanup).create(owner, { name: 'alps' })) as { id: string };
+    await storedDocument(store, { id: ds.id, tenant_id: owner.tenantId });
+    const chat = (await chats.create(owner, { name: 'kb', dataset_ids: [ds.id], top_n: 4, top_k: 50, similarity_threshold: 0.4, vector_similarity_weight: 0.6, prompt_config: { empty_response: 'Nothing on that.' } })) as { id: string };
+    const turn = await conversations.start(owner, { chat_id: chat.id, question: 'Is the pass open?', variables: {} });
+    assert.equal(await drain(turn), 'Nothing on that.');
+    assert.deepEqual(retrievals.map((r) => ({ ...r })), [{ question: 'Is the pass open?', dataset_ids: [ds.id], page: 1, page_size: 4, similarity_threshold: 0.4, vector_similarity_weight: 0.6, top_k: 50, use_kg: false }]);
+    assert.equal(model.sent.length, 0, 'the model was not asked');
+    const messages = (await sessions.getView(owner, chat.id, turn.ids.session_id)).messages as { role: string; content: string }[];
+    assert.deepEqual(messages.slice(-2).map((m) => [m.role, m.content]), [['user', 'Is the pass open?'], ['assistant', 'Nothing on that.']]);
+  });
+
+  it('a question is trimmed before it is stored and asked, a chat without datasets retrieves nothing; a session of another chat is a 404', async () => {
+    const turn = await conversations.start(owner, { chat_id: chatId, question: '  Is it open?  ', variables: {} });
+    await drain(turn);
+    assert.equal((await stored(turn.ids.session_id))[1]!.content, 'Is it open?');
+    assert.equal(model.sent[0]!.at(-1)!.content, 'Is it open?');
+    assert.deepEqual(retrievals, [], 'a chat without datasets retrieves nothing');
+    const other = (await chats.create(owner, { name: 'other' })) as { id: string };
+    await refused(conversations.start(owner, { chat_id: other.id, session_id: turn.ids.session_id, question: 'hi', variables: {} }), 404, /not found in chat/);
   });
 });

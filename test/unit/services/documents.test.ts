@@ -40,11 +40,13 @@ function recordingIndex(calls: string[]): ChunkIndex {
 class FakeParsing implements ParseControl {
   started: { documentId: string; runSeq: number; labels: unknown }[] = [];
   cancelled: string[] = [];
+  cancelledRuns: number[] = [];
   async startParse(documentId: string, _datasetId: string, runSeq: number, labels: unknown) {
     this.started.push({ documentId, runSeq, labels });
   }
-  async cancelParse(documentId: string) {
+  async cancelParse(documentId: string, runSeq: number) {
     this.cancelled.push(documentId);
+    this.cancelledRuns.push(runSeq);
   }
 }
 
@@ -161,5 +163,116 @@ for (const profile of testProfiles()) describe(`DocumentService: uploads, rename
     assert.deepEqual(indexCalls, [`delete ${a!.id}`]);
     assert.equal(blobs.files.size, 1, 'only b.txt is left');
     assert.deepEqual((await documents.list(owner, datasetId, { page: 1, page_size: 10, orderby: 'create_time', desc: true })).docs.map((d) => d.id), [b!.id]);
+  });
+
+  const listAll = async (extra: Record<string, unknown> = {}) => documents.list(owner, datasetId, { page: 1, page_size: 30, orderby: 'name', desc: false, ...extra });
+
+  it('files of the same name in one upload each get their own (n) suffix; the type follows the extension and the method the dataset', async () => {
+    const docs = await upload('scan.PNG', 'a.txt', 'a.txt', 'A.txt', 'paper.pdf');
+    assert.deepEqual(docs.map((d) => d.name), ['scan.PNG', 'a.txt', 'a(1).txt', 'A(2).txt', 'paper.pdf']);
+    assert.deepEqual(docs.map((d) => d.type), ['visual', 'doc', 'doc', 'doc', 'pdf']);
+    assert.ok(docs.every((d) => d.chunk_method === 'naive' && d.dataset_id === datasetId && d.chunk_count === 0 && d.progress === 0));
+    assert.equal(blobs.files.size, 5);
+  });
+
+  it('refuses a file without a name, without an extension, or with a name over 255 bytes, storing nothing of it', async () => {
+    const result = await documents.upload(owner, datasetId, [file(''), file('Makefile'), file(`${'é'.repeat(126)}.txt`)]);
+    assert.deepEqual(result.docs, []);
+    assert.deepEqual(result.errors, [
+      { name: '', message: 'No file selected: the file has no name' },
+      { name: 'Makefile', message: 'This type of file has not been supported yet: (no extension)' },
+      { name: `${'é'.repeat(126)}.txt`, message: 'File name must be 255 bytes or less.' },
+    ]);
+    assert.equal(blobs.files.size, 0);
+    assert.equal((await listAll()).total, 0);
+  });
+
+  it('a rename takes display_name over name, refuses more than 255 bytes, and leaves the chunks alone when the name is unchanged', async () => {
+    const [a] = await upload('a.txt');
+    await refused(documents.update(owner, datasetId, a!.id, { name: `${'x'.repeat(252)}.txt` }), 400, /^File name must be 255 bytes or less\.$/);
+    const renamed = await documents.update(owner, datasetId, a!.id, { name: 'ignored.txt', display_name: ' shown.txt ' });
+    assert.equal(renamed.name, 'shown.txt');
+    await documents.update(owner, datasetId, a!.id, { name: 'shown.txt' });
+    assert.deepEqual(indexCalls, [`rename ${a!.id} shown.txt`], 'renamed once');
+  });
+
+  it('meta_fields are stored as given and listed; a parser_config change of the same method merges and keeps the chunks and the run', async () => {
+    const [a] = await upload('a.txt');
+    await documents.parse(owner, datasetId, [a!.id]);
+    const before = await documents.update(owner, datasetId, a!.id, { meta_fields: { author: 'Ann', year: 2020 } });
+    assert.deepEqual(before.meta_fields, { author: 'Ann', year: 2020 });
+    const updated = await documents.update(owner, datasetId, a!.id, { parser_config: { chunk_token_num: 64 } });
+    assert.equal(updated.parser_config.chunk_token_num, 64);
+    for (const [k, v] of Object.entries(before.parser_config as Record<string, unknown>)) if (k !== 'chunk_token_num') assert.deepEqual(updated.parser_config[k], v, `${k} kept`);
+    assert.equal(updated.run, 'RUNNING', 'the run goes on');
+    assert.deepEqual(indexCalls, [], 'no chunk removed');
+    assert.deepEqual(parsing.cancelled, []);
+    assert.deepEqual((await listAll()).docs[0]!.meta_fields, { author: 'Ann', year: 2020 });
+  });
+
+  it('a chunk-method change bumps the run number, so the next run is a new one and the old run cannot write back', async () => {
+    const [a] = await upload('a.txt');
+    await documents.parse(owner, datasetId, [a!.id]);
+    await documents.update(owner, datasetId, a!.id, { chunk_method: 'qa' });
+    assert.deepEqual(parsing.cancelledRuns, [1], 'the running run 1 was cancelled');
+    await documents.parse(owner, datasetId, [a!.id]);
+    assert.deepEqual(parsing.started.map((s) => s.runSeq), [1, 3]);
+    assert.equal(await store.documents.updateRun(a!.id, 1, { progress: 0.5 }), false, 'run 1 writes nothing');
+  });
+
+  it('parse: a duplicate id is reported and started once; some unknown ids are a 404 naming only them, and nothing starts', async () => {
+    const [a, b] = await upload('a.txt', 'b.txt');
+    const unknown = 'f'.repeat(32);
+    await refused(documents.parse(owner, datasetId, [a!.id, b!.id, unknown]), 404, new RegExp(`^Documents not found: ${unknown}$`));
+    assert.deepEqual(parsing.started, []);
+    assert.equal((await documents.get(owner, datasetId, a!.id)).doc.run, 'UNSTART', 'not marked running');
+    const result = await documents.parse(owner, datasetId, [a!.id, a!.id]);
+    assert.deepEqual(result, { success_count: 1, errors: [`Duplicate document ids: ${a!.id}`] });
+    assert.equal(parsing.started.length, 1);
+  });
+
+  it("stop: only unknown ids is a 404; a document of another dataset is unknown here; the cancel names the document's current run", async () => {
+    const [a] = await upload('a.txt');
+    const otherDs = ((await new DatasetService(store, models, noCleanup).create(owner, { name: 'other' })) as { id: string }).id;
+    const [elsewhere] = (await documents.upload(owner, otherDs, [file('x.txt')])).docs;
+    await refused(documents.stop(owner, datasetId, ['f'.repeat(32)]), 404, /^Documents not found: f{32}$/);
+    await refused(documents.stop(owner, datasetId, [elsewhere!.id]), 404, /Documents not found/);
+    await refused(documents.stop(owner, datasetId, []), 400, /`document_ids` is required/);
+    await documents.parse(owner, datasetId, [a!.id]);
+    const result = await documents.stop(owner, datasetId, [a!.id, 'e'.repeat(32)]);
+    assert.deepEqual(result, { success_count: 1, errors: [`Documents not found: ${'e'.repeat(32)}`] });
+    assert.deepEqual(parsing.cancelledRuns, [1]);
+  });
+
+  it("delete_all removes every document of this dataset only; only unknown ids is a 404 and removes nothing", async () => {
+    await upload('a.txt', 'b.txt');
+    const otherDs = ((await new DatasetService(store, models, noCleanup).create(owner, { name: 'other' })) as { id: string }).id;
+    const [kept] = (await documents.upload(owner, otherDs, [file('x.txt')])).docs;
+    await refused(documents.delete(owner, datasetId, [kept!.id], false), 404, new RegExp(`^Document ${kept!.id} does not belong to dataset ${datasetId} or was not found$`));
+    assert.equal((await listAll()).total, 2);
+    const keptFile = (await documents.get(owner, otherDs, kept!.id)).doc.location;
+    const result = await documents.delete(owner, datasetId, null, true);
+    assert.deepEqual(result, { deleted: 2, success_count: 2, errors: [] });
+    assert.equal((await listAll()).total, 0);
+    assert.deepEqual([...blobs.files.keys()], [keptFile], "only the other dataset's file is left");
+    assert.deepEqual(await documents.delete(owner, datasetId, [], false), { deleted: 0, success_count: 0, errors: [] }, 'no ids, no delete_all: nothing');
+  });
+
+  it('a document whose file is gone from storage is a 404 on download; by id alone the dataset rules apply', async () => {
+    const [a] = await upload('a.txt');
+    assert.equal((await documents.downloadById(owner, a!.id)).name, 'a.txt');
+    await refused(documents.downloadById(stranger, a!.id), 404, /not found/);
+    await refused(documents.downloadById(owner, 'f'.repeat(32)), 404, /^Document 'f{32}' not found$/);
+    blobs.files.clear();
+    await refused(documents.download(owner, datasetId, a!.id), 404, /^The file of document a\.txt is missing from storage$/);
+  });
+
+  it('lists by state and by keyword; an unknown id filter is a 404', async () => {
+    const [a] = await upload('river.txt', 'lake.txt', 'River-2.txt');
+    await documents.parse(owner, datasetId, [a!.id]);
+    assert.deepEqual((await listAll({ run: ['RUNNING'] })).docs.map((d) => d.name), ['river.txt']);
+    assert.deepEqual((await listAll({ keywords: 'river' })).docs.map((d) => d.name).sort(), ['River-2.txt', 'river.txt']);
+    assert.equal((await listAll({ page_size: 2 })).total, 3);
+    await refused(listAll({ id: 'f'.repeat(32) }), 404, new RegExp(`^Document 'f{32}' not found in dataset ${datasetId}$`));
   });
 });

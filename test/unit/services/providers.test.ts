@@ -123,4 +123,85 @@ for (const profile of testProfiles()) describe(`ProviderService: provider instan
     assert.equal(await providers.checkEmbeddingModel(alice.tenantId, BUILTIN_EMBEDDING_MODEL), BUILTIN_EMBEDDING_MODEL);
     await refused(providers.checkEmbeddingModel(alice.tenantId, `nope@${OPENAI}`), 400, /^`embedding_model` nope@OpenAI-API-Compatible: Model nope@OpenAI-API-Compatible not found for model type embedding/);
   });
+
+  it('an update stores the new key in full but answers with it masked, normalises the base URL, and upserts models by name', async () => {
+    await local();
+    const updated = await providers.updateInstance(alice, OPENAI, 'local', {
+      api_key: 'sk-new-secret-9876',
+      base_url: 'https://llm.example.org/v1///',
+      model_info: [{ model_name: 'qwen', model_type: ['chat', 'embedding'], max_tokens: 1000 }],
+    });
+    assert.equal(updated.api_key, 'sk-…9876');
+    assert.equal(updated.base_url, 'https://llm.example.org/v1');
+    assert.deepEqual(updated.models.filter((m) => m.model_name === 'qwen'), [{ model_name: 'qwen', model_type: ['chat', 'embedding'], max_tokens: 1000, vision: false }], 'one qwen, replaced');
+    const resolved = await providers.resolve(alice.tenantId, `qwen@local@${OPENAI}`, 'embedding');
+    assert.deepEqual([resolved.api_key, resolved.base_url], ['sk-new-secret-9876', 'https://llm.example.org/v1']);
+    assert.ok((await providers.listInstances(alice, OPENAI)).every((i) => !i.api_key.includes('secret')), 'lists mask it too');
+  });
+
+  it('an update with a base URL that is not http(s) is refused and changes nothing', async () => {
+    await local();
+    await refused(providers.updateInstance(alice, OPENAI, 'local', { api_key: 'sk-other-key-0000', base_url: 'file:///etc' }), 400, /`base_url` must be an http\(s\) URL/);
+    const resolved = await providers.resolve(alice.tenantId, `qwen@local@${OPENAI}`, 'chat');
+    assert.deepEqual([resolved.api_key, resolved.base_url], ['sk-0123456789abcdef', 'http://127.0.0.1:8000/v1']);
+  });
+
+  // BUG: updateInstance writes api_key/base_url before it checks model_info, so a refused update (400) still
+  // changes the instance's key. Expected: a refused request changes nothing.
+  it.skip('BUG: an update refused for a bad model changes nothing, not even the key', async () => {
+    await local();
+    await refused(providers.updateInstance(alice, OPENAI, 'local', { api_key: 'sk-other-key-0000', model_info: [{ model_name: 'm', model_type: 'speech' }] }), 400, /`model_type` speech/);
+    assert.equal((await providers.resolve(alice.tenantId, `qwen@local@${OPENAI}`, 'chat')).api_key, 'sk-0123456789abcdef');
+  });
+
+  // BUG: addModels (and updateInstance's model_info) upserts model by model, so the models before a bad one are
+  // stored although the request is refused. Expected: all or nothing, as createInstance does.
+  it.skip('BUG: adding models where one is invalid is refused and stores none of them', async () => {
+    await local();
+    await refused(providers.addModels(alice, OPENAI, 'local', [{ model_name: 'good', model_type: 'chat' }, { model_name: 'b@d', model_type: 'chat' }]), 400, /must not contain @/);
+    assert.deepEqual((await providers.getInstance(alice, OPENAI, 'local')).models.map((m) => m.model_name).sort(), ['e5', 'qwen']);
+  });
+
+  // BUG: createInstance inserts model_info rows as given; a model named twice hits the (instance_id, model_name)
+  // unique constraint and the caller gets a raw database error (a 500) instead of a 400 — while addModels and
+  // updateInstance accept the same list (the last one wins).
+  it.skip('BUG: a model named twice in model_info is a 400 naming it, not a database error', async () => {
+    await refused(local('dup', { model_info: [{ model_name: 'qwen', model_type: 'chat' }, { model_name: 'qwen', model_type: 'embedding' }] }), 400, /qwen/);
+  });
+
+  it("image2text is a chat model that sees images; max_tokens defaults to 8192", async () => {
+    const created = await local('vision', { model_info: [{ model_name: 'llava', model_type: 'image2text' }] });
+    assert.deepEqual(created.models, [{ model_name: 'llava', model_type: ['chat'], max_tokens: 8192, vision: true }]);
+    assert.equal((await providers.resolve(alice.tenantId, `llava@vision@${OPENAI}`, 'chat')).vision, true);
+  });
+
+  it('deleting an instance takes its models with it; an unknown instance or provider is a 404', async () => {
+    await local();
+    await providers.deleteInstance(alice, OPENAI, 'local');
+    await refused(providers.resolve(alice.tenantId, `qwen@local@${OPENAI}`, 'chat'), 400, /Provider OpenAI-API-Compatible \(instance local\) not found/);
+    assert.ok(!(await providers.listModels(alice.tenantId)).some((m) => m.provider_name === OPENAI));
+    await refused(providers.deleteInstance(alice, OPENAI, 'local'), 404, /^Instance 'local' of provider OpenAI-API-Compatible not found$/);
+    await refused(providers.listInstances(alice, 'NoSuchAI'), 404, /^Provider NoSuchAI not found/);
+  });
+
+  it('a default set to null goes back to the built-in model; the tenant view shows the defaults and every selectable model', async () => {
+    await local();
+    await providers.setDefault(alice.tenantId, 'chat', `qwen@local@${OPENAI}`);
+    await providers.setDefault(alice.tenantId, 'rerank', null);
+    let view = await providers.tenantModels(alice);
+    assert.deepEqual([view.llm_id, view.embd_id, view.rerank_id], [`qwen@local@${OPENAI}`, BUILTIN_EMBEDDING_MODEL, '']);
+    assert.ok(view.models.some((m) => m.model_id === `e5@local@${OPENAI}`));
+    await providers.setDefault(alice.tenantId, 'chat', null);
+    view = await providers.tenantModels(alice);
+    assert.equal(view.llm_id, BUILTIN_CHAT_MODEL);
+    assert.equal((await providers.getDefaults(bob.tenantId)).chat_model, BUILTIN_CHAT_MODEL, "another tenant's defaults are its own");
+  });
+
+  it('the built-in provider offers its chat model for chat and its embedding models for embedding only, naming them when refused', async () => {
+    assert.equal((await providers.resolve(alice.tenantId, BUILTIN_CHAT_MODEL, 'chat')).id, BUILTIN_CHAT_MODEL);
+    assert.equal((await providers.resolve(alice.tenantId, BUILTIN_EMBEDDING_MODEL, 'embedding')).id, BUILTIN_EMBEDDING_MODEL);
+    await refused(providers.resolve(alice.tenantId, BUILTIN_CHAT_MODEL, 'embedding'), 400, new RegExp(`not found for model type embedding: the built-in provider offers ${BUILTIN_CHAT_MODEL.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(chat\\)`));
+    await refused(providers.resolve(alice.tenantId, 'nope@Builtin', 'chat'), 400, /^Model nope@Builtin not found for model type chat/);
+    await refused(providers.resolve(alice.tenantId, BUILTIN_EMBEDDING_MODEL, 'rerank'), 400, /not found for model type rerank/);
+  });
 });
