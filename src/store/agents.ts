@@ -1,13 +1,14 @@
 import { type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { AgentSessionsTable, AgentVersionsTable, AgentsTable, Database } from './schema.js';
-import { containsText, countRows, pageRows } from './paging.js';
+import { containsText, countRows, pageRows, type PageQuery } from './paging.js';
+import { nameKeyTaken } from './name-keys.js';
 
 export type AgentRow = Selectable<AgentsTable>;
 export type AgentPatch = Updateable<AgentsTable>;
 export type AgentVersionRow = Selectable<AgentVersionsTable>;
 export type AgentSessionRow = Selectable<AgentSessionsTable>;
 
-export interface AgentQuery {
+export interface AgentQuery extends PageQuery<'create_time' | 'update_time' | 'title'> {
   /** Agents of these tenants (the caller's own and, for `team` agents, the teams they belong to). */
   tenantIds: string[];
   /** The caller's tenant: its `me` agents are visible, other tenants' only when `team`. */
@@ -17,10 +18,6 @@ export interface AgentQuery {
   keywords?: string;
   /** Only canvases of these categories (none given = all). */
   categories?: string[];
-  orderBy: 'create_time' | 'update_time' | 'title';
-  desc: boolean;
-  offset: number;
-  limit: number;
 }
 
 export class AgentRepo {
@@ -34,10 +31,8 @@ export class AgentRepo {
     return this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async titleTaken(tenantId: string, titleKey: string, exceptId?: string): Promise<boolean> {
-    let q = this.db.selectFrom('agents').select('id').where('tenant_id', '=', tenantId).where('title_key', '=', titleKey);
-    if (exceptId) q = q.where('id', '!=', exceptId);
-    return (await q.executeTakeFirst()) !== undefined;
+  titleTaken(tenantId: string, titleKey: string, exceptId?: string): Promise<boolean> {
+    return nameKeyTaken(this.db, 'agents', tenantId, titleKey, exceptId);
   }
 
   private filtered(query: AgentQuery) {
@@ -99,14 +94,10 @@ export class AgentRepo {
   }
 }
 
-export interface AgentSessionQuery {
+export interface AgentSessionQuery extends PageQuery<'create_time' | 'update_time'> {
   agentId: string;
   id?: string;
   userId?: string;
-  orderBy: 'create_time' | 'update_time';
-  desc: boolean;
-  offset: number;
-  limit: number;
 }
 
 export class AgentSessionRepo {

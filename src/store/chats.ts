@@ -1,11 +1,11 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { ChatsTable, Database } from './schema.js';
-import { containsText, countAndPage } from './paging.js';
+import { containsText, countAndPage, type PageQuery } from './paging.js';
 
 export type ChatRow = Selectable<ChatsTable>;
 export type ChatPatch = Updateable<ChatsTable>;
 
-export interface ChatQuery {
+export interface ChatQuery extends PageQuery<'create_time' | 'update_time' | 'name'> {
   tenantId: string;
   id?: string;
   name?: string;
@@ -15,10 +15,6 @@ export interface ChatQuery {
   ownerIds?: string[];
   /** Only chats with an attached dataset of this chunk method. */
   chunkMethod?: string;
-  orderBy: 'create_time' | 'update_time' | 'name';
-  desc: boolean;
-  offset: number;
-  limit: number;
 }
 
 /** An attached dataset that still exists (deleted datasets drop out of a chat's view). */

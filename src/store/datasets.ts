@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, DatasetsTable } from './schema.js';
-import { containsText, countAndPage } from './paging.js';
+import { containsText, countAndPage, visibleTo, type PageQuery, type Visibility } from './paging.js';
 import { nameKeyTaken, nameKeysLike } from './name-keys.js';
 
 /** Deleted datasets (being removed) free their names. */
@@ -9,16 +9,12 @@ const ACTIVE = { status: 'active' };
 export type DatasetRow = Selectable<DatasetsTable>;
 export type DatasetPatch = Updateable<DatasetsTable>;
 
-export interface DatasetQuery {
+export interface DatasetQuery extends PageQuery<'create_time' | 'update_time'> {
   /** Tenants whose datasets the caller may see. */
-  visibleTo: { userTenant: string; teamTenants: string[] };
+  visibleTo: Visibility;
   id?: string;
   name?: string;
   keywords?: string;
-  orderBy: 'create_time' | 'update_time';
-  desc: boolean;
-  offset: number;
-  limit: number;
 }
 
 export class DatasetRepo {
@@ -46,17 +42,7 @@ export class DatasetRepo {
   }
 
   async list(query: DatasetQuery): Promise<{ total: number; rows: DatasetRow[] }> {
-    let q = this.db
-      .selectFrom('datasets')
-      .where('status', '=', 'active')
-      .where((eb) =>
-        eb.or([
-          eb('tenant_id', '=', query.visibleTo.userTenant),
-          ...(query.visibleTo.teamTenants.length
-            ? [eb.and([eb('tenant_id', 'in', query.visibleTo.teamTenants), eb('permission', '=', 'team')])]
-            : []),
-        ]),
-      );
+    let q = this.db.selectFrom('datasets').where('status', '=', 'active').where(visibleTo(query.visibleTo));
     if (query.id) q = q.where('id', '=', query.id);
     if (query.name) q = q.where('name_key', '=', query.name.toLowerCase());
     if (query.keywords) q = q.where(containsText('name_key', query.keywords));

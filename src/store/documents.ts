@@ -1,13 +1,13 @@
 import { type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, DocumentsTable } from './schema.js';
-import { containsText, countAndPage } from './paging.js';
+import { containsText, countAndPage, type PageQuery } from './paging.js';
 
 export type DocumentRow = Selectable<DocumentsTable>;
 export type DocumentPatch = Updateable<DocumentsTable>;
 export type RunState = DocumentRow['run'];
 export const RUN_STATES: RunState[] = ['UNSTART', 'RUNNING', 'CANCEL', 'DONE', 'FAIL'];
 
-export interface DocumentQuery {
+export interface DocumentQuery extends PageQuery<'create_time' | 'update_time' | 'name'> {
   datasetId: string;
   id?: string;
   name?: string;
@@ -15,10 +15,6 @@ export interface DocumentQuery {
   run?: RunState[];
   createdFrom?: number;
   createdTo?: number;
-  orderBy: 'create_time' | 'update_time' | 'name';
-  desc: boolean;
-  offset: number;
-  limit: number;
 }
 
 export class DocumentRepo {

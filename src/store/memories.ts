@@ -1,15 +1,15 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, MemoriesTable, MemoryTasksTable } from './schema.js';
 import { nameKeyTaken, nameKeysLike } from './name-keys.js';
-import { containsText, countAndPage } from './paging.js';
+import { containsText, countAndPage, visibleTo, type PageQuery, type Visibility } from './paging.js';
 
 export type MemoryRow = Selectable<MemoriesTable>;
 export type MemoryPatch = Updateable<MemoriesTable>;
 export type MemoryTaskRow = Selectable<MemoryTasksTable>;
 
-export interface MemoryQuery {
+export interface MemoryQuery extends PageQuery<'create_time' | 'update_time'> {
   /** Tenants whose memories the caller may see: its own always, team tenants' only when `team`. */
-  visibleTo: { userTenant: string; teamTenants: string[] };
+  visibleTo: Visibility;
   /** Only memories owned by these tenants. */
   ownerIds?: string[];
   ids?: string[];
@@ -17,10 +17,6 @@ export interface MemoryQuery {
   typeMask?: number;
   storageType?: string;
   keywords?: string;
-  orderBy: 'create_time' | 'update_time';
-  desc: boolean;
-  offset: number;
-  limit: number;
 }
 
 /** Memories and the extraction tasks of their raw messages. */
@@ -45,14 +41,7 @@ export class MemoryRepo {
   }
 
   async list(query: MemoryQuery): Promise<{ total: number; rows: MemoryRow[] }> {
-    let q = this.db.selectFrom('memories').where((eb) =>
-      eb.or([
-        eb('tenant_id', '=', query.visibleTo.userTenant),
-        ...(query.visibleTo.teamTenants.length
-          ? [eb.and([eb('tenant_id', 'in', query.visibleTo.teamTenants), eb('permission', '=', 'team')])]
-          : []),
-      ]),
-    );
+    let q = this.db.selectFrom('memories').where(visibleTo(query.visibleTo));
     if (query.ownerIds?.length) q = q.where('tenant_id', 'in', query.ownerIds);
     if (query.ids?.length) q = q.where('id', 'in', query.ids);
     if (query.typeMask) q = q.where(sql<boolean>`(memory_type & ${query.typeMask}) != 0`);

@@ -1,4 +1,4 @@
-import { sql, type Expression, type SelectQueryBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Database } from './schema.js';
 
 /**
@@ -47,4 +47,24 @@ export function escapeLike(s: string): string {
 /** The column's text contains `keywords`, case-insensitively and literally (no wildcards). */
 export function containsText(column: string, keywords: string): Expression<SqlBool> {
   return sql<SqlBool>`lower(${sql.ref(column)}) like ${'%' + escapeLike(keywords.toLowerCase()) + '%'} escape '\\'`;
+}
+
+/** Tenants whose shared resources a caller may see. */
+export interface Visibility {
+  /** The caller's own tenant: all of its rows. */
+  userTenant: string;
+  /** The caller's teams: only their rows shared with the team (`permission = 'team'`). */
+  teamTenants: string[];
+}
+
+/** The rows of datasets or memories (both have tenant_id and permission) that `v` may see. */
+export function visibleTo<T extends 'datasets' | 'memories'>(v: Visibility) {
+  return (builder: ExpressionBuilder<Database, T>) => {
+    // Kysely cannot type a column reference through the generic table.
+    const eb = builder as unknown as ExpressionBuilder<Database, 'datasets'>;
+    return eb.or([
+      eb('tenant_id', '=', v.userTenant),
+      ...(v.teamTenants.length ? [eb.and([eb('tenant_id', 'in', v.teamTenants), eb('permission', '=', 'team')])] : []),
+    ]);
+  };
 }

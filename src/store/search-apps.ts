@@ -1,18 +1,14 @@
 import { type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, SearchAppsTable } from './schema.js';
 import { nameKeyTaken, nameKeysLike } from './name-keys.js';
-import { containsText, countAndPage } from './paging.js';
+import { containsText, countAndPage, type PageQuery } from './paging.js';
 
 export type SearchAppRow = Selectable<SearchAppsTable>;
 export type SearchAppPatch = Updateable<SearchAppsTable>;
 
-export interface SearchAppQuery {
+export interface SearchAppQuery extends PageQuery<'create_time' | 'update_time' | 'name'> {
   tenantIds: string[];
   keywords?: string;
-  orderBy: 'create_time' | 'update_time' | 'name';
-  desc: boolean;
-  offset: number;
-  limit: number;
 }
 
 export class SearchAppRepo {

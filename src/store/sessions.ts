@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { ChatSessionsTable, Database } from './schema.js';
 import { onPostgres } from './dialect.js';
+import { pageRows, type PageQuery } from './paging.js';
 
 export type SessionRow = Selectable<ChatSessionsTable>;
 
@@ -18,15 +19,11 @@ export interface StoredMessage {
   reference?: Record<string, unknown>;
 }
 
-export interface SessionQuery {
+export interface SessionQuery extends PageQuery<'create_time' | 'update_time' | 'name'> {
   chatId: string;
   id?: string;
   name?: string;
   userId?: string;
-  orderBy: 'create_time' | 'update_time' | 'name';
-  desc: boolean;
-  offset: number;
-  limit: number;
 }
 
 export class SessionRepo {
@@ -41,16 +38,11 @@ export class SessionRepo {
   }
 
   async list(query: SessionQuery): Promise<SessionRow[]> {
-    let q = this.db.selectFrom('chat_sessions').selectAll().where('chat_id', '=', query.chatId);
+    let q = this.db.selectFrom('chat_sessions').where('chat_id', '=', query.chatId);
     if (query.id) q = q.where('id', '=', query.id);
     if (query.name) q = q.where('name', '=', query.name);
     if (query.userId) q = q.where('user_id', '=', query.userId);
-    return q
-      .orderBy(query.orderBy, query.desc ? 'desc' : 'asc')
-      .orderBy('id')
-      .offset(query.offset)
-      .limit(query.limit)
-      .execute();
+    return pageRows(q, query);
   }
 
   async idsOfChat(chatId: string): Promise<string[]> {
