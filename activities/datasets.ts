@@ -13,6 +13,7 @@ export function datasetActivities({ store, index, blobs }: ActivityDeps) {
       heartbeat('files');
       await blobs.deletePrefix(datasetBlobPrefix(datasetId));
       heartbeat('documents');
+      await store.ingestionSteps.deleteDataset(datasetId);
       await store.documents.deleteByDataset(datasetId);
       await store.datasets.remove(datasetId);
     },

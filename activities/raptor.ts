@@ -270,9 +270,9 @@ export function raptorActivities({ store, index, blobs, models }: ActivityDeps, 
      * After a document finished parsing: starts (or asks for one more pass of) its dataset's RAPTOR job when
      * RAPTOR is on. Never fails the parse: a failure is logged.
      */
-    async raptorAfterParse(input: { documentId: string }): Promise<void> {
+    async raptorAfterParse(input: { documentId: string; force?: boolean }): Promise<void> {
       try {
-        await raptorAfterParse(store, runtime.jobs(), input.documentId);
+        await raptorAfterParse(store, runtime.jobs(), input.documentId, input.force);
       } catch (err) {
         runtime.warn('could not start the RAPTOR job after parsing', { documentId: input.documentId, error: (err as Error).message });
       }

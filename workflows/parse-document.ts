@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { extractTaskQueue } from '../src/engine/task-queues.js';
+import type { PipelineRun } from '../src/pipelines/run-types.js';
 
 /** The long steps heartbeat every second: a dead worker is noticed within seconds and the step retried elsewhere. */
 const STEP_OPTIONS: ActivityOptions = {
@@ -30,6 +31,8 @@ export interface ParseInput {
   documentId: string;
   datasetId: string;
   runSeq: number;
+  /** The ingestion pipeline the document goes through (its dataset's); absent: the chunk method. */
+  pipeline?: PipelineRun;
 }
 
 export type ParseOutcome = { status: 'DONE'; chunks: number; tokens: number } | { status: 'FAIL'; message: string } | { status: 'STALE' };
@@ -51,6 +54,12 @@ export async function parseDocument(input: ParseInput): Promise<ParseOutcome> {
   const twoSteps = patched('parse-in-two-steps');
   let workFilesRemoved = false;
   try {
+    // Inputs of runs started before pipelines existed have none: their histories replay as before.
+    if (input.pipeline) {
+      const done = await runPipeline(input, input.pipeline);
+      workFilesRemoved = true;
+      return { status: 'DONE', chunks: done.chunks, tokens: done.tokens };
+    }
     if (twoSteps) {
       const done = await parseInTwoSteps(ref);
       workFilesRemoved = true;
@@ -97,4 +106,41 @@ async function parseInTwoSteps(ref: RunRef) {
   const enriched = wantsEnrichment(chunked.enrich);
   if (enriched) ({ chunksKey } = await enrichment.enrichChunks({ ...ref, chunksKey, enrich: chunked.enrich }));
   return steps.embedAndIndex({ ...ref, chunksKey, enriched, tokens: chunked.tokens });
+}
+
+/**
+ * The pipeline's steps in order, each one activity: the Parser on the extraction queue (its slots are the
+ * parser processes), Extractors and the Compiler with the model-call options (no wall-clock limit, heartbeats
+ * and retries with backoff), the chunkers and the Tokenizer as the other steps. A rerun from a later step
+ * starts there, the step before it reading what the last run stored. After a Compiler the dataset's RAPTOR
+ * and graph jobs are started (or asked for one more pass).
+ */
+async function runPipeline(input: ParseInput, pipeline: PipelineRun): Promise<{ chunks: number; tokens: number }> {
+  const extraction = proxyActivities<Activities>({ ...STEP_OPTIONS, taskQueue: extractTaskQueue(workflowInfo().taskQueue) });
+  let indexed: { chunks: number; tokens: number } | undefined;
+  let compiled = false;
+  for (let index = pipeline.fromIndex; index < pipeline.steps.length; index++) {
+    const step = pipeline.steps[index]!;
+    const previous = index > 0 ? pipeline.steps[index - 1] : undefined;
+    const runner = step.component === 'Parser' ? extraction : step.component === 'Extractor' || step.component === 'Compiler' ? enrichment : steps;
+    const out = await runner.runPipelineStep({
+      documentId: input.documentId,
+      runSeq: input.runSeq,
+      datasetId: input.datasetId,
+      pipelineId: pipeline.id,
+      step,
+      index,
+      total: pipeline.steps.length,
+      previousId: previous?.id,
+      previousComponent: previous?.component,
+    });
+    if (out.indexed) indexed = out.indexed;
+    if (step.component === 'Compiler') compiled = true;
+  }
+  if (!indexed) throw ApplicationFailure.nonRetryable('the pipeline ended without storing its chunks', 'PipelinePlanError');
+  if (compiled) {
+    await bookkeeping.raptorAfterParse({ documentId: input.documentId, force: true });
+    await bookkeeping.requestGraphAfterParse({ datasetId: input.datasetId, force: true });
+  }
+  return indexed;
 }

@@ -36,13 +36,17 @@ export type ChunkEmbedder = ReturnType<typeof chunkEmbedder>;
 
 export function chunkEmbedder({ store, blobs, models }: Pick<ActivityDeps, 'store' | 'blobs' | 'models'>, { report }: RunGuard) {
   /** The chunks' vectors, in batches; each batch is saved as it is done and reused by a retried attempt. */
-  return async function embed(ref: RunRef, doc: DocumentRow, drafts: ChunkDraft[], enriched?: boolean): Promise<number[][]> {
+  /**
+   * `options`: the progress band (the embed band unless told) and the title's share of each vector (the
+   * pipeline Tokenizer's filename_embd_weight; TITLE_WEIGHT unless told).
+   */
+  return async function embed(ref: RunRef, doc: DocumentRow, drafts: ChunkDraft[], enriched?: boolean, options: { band?: readonly [number, number]; titleWeight?: number } = {}): Promise<number[][]> {
     const ds = await store.datasets.byId(doc.dataset_id);
     if (!ds) throw ApplicationFailure.nonRetryable(`dataset ${doc.dataset_id} no longer exists`, STALE);
     const model = await models.embedding(ds.tenant_id, ds.embedding_model);
     const prefix = vectorsPrefix(doc, ref);
     const batches = Math.ceil(drafts.length / EMBED_BATCH);
-    const [from, to] = enriched ? BANDS.embedAfterEnrich : BANDS.embed;
+    const [from, to] = options.band ?? (enriched ? BANDS.embedAfterEnrich : BANDS.embed);
     const vectors: number[][] = [];
     // The title is embedded once, with the first batch sent (a resumed attempt sends it with its first).
     let title: Promise<number[]> | undefined;
@@ -75,7 +79,7 @@ export function chunkEmbedder({ store, blobs, models }: Pick<ActivityDeps, 'stor
           continue;
         }
         for (let ahead = b; ahead < b + EMBED_IN_FLIGHT; ahead++) request(ahead);
-        const batch = withTitle(await requested.get(b)!, await title!);
+        const batch = withTitle(await requested.get(b)!, await title!, options.titleWeight);
         requested.delete(b);
         await writeVectors(blobs, key, batch);
         vectors.push(...batch);

@@ -27,14 +27,16 @@ function chunkRequest(doc: DocumentRow): ChunkRequest {
   return { method: doc.chunk_method as ChunkMethod, config: JSON.parse(doc.parser_config) as Record<string, unknown> };
 }
 
-/** The first step: the file read in a parser process, extracted and split into chunks saved as a work file. */
-export function extractActivities({ blobs, parsers }: Pick<ActivityDeps, 'blobs' | 'parsers'>, { currentRun, report }: RunGuard) {
+/** Reads a document's file in a parser process, with progress in `band` (the extract band unless told). */
+export type FileParser = ReturnType<typeof fileParser>;
+
+export function fileParser({ blobs }: Pick<ActivityDeps, 'blobs'>, { report }: Pick<RunGuard, 'report'>) {
   /**
    * `parse` run on the document's file (in a parser process), with progress reported in the extract band; an
    * empty file is a document with nothing in it (zero chunks, DONE), as in RAGFlow, not a corrupt one: `empty` answers it.
    */
-  async function parseFile<T>(ref: RunRef, doc: DocumentRow, parse: (bytes: Uint8Array, options: ExtractOptions) => Promise<T>, empty: () => T): Promise<T> {
-    const [from, to] = BANDS.extract;
+  return async function parseFile<T>(ref: RunRef, doc: DocumentRow, parse: (bytes: Uint8Array, options: ExtractOptions) => Promise<T>, empty: () => T, band: readonly [number, number] = BANDS.extract): Promise<T> {
+    const [from, to] = band;
     await report(ref, from, `Reading ${doc.name}`);
     const bytes = await blobs.get(doc.location);
     if (!bytes) throw ApplicationFailure.nonRetryable(`the file of ${doc.name} is missing from storage`, 'MissingFile');
@@ -59,8 +61,12 @@ export function extractActivities({ blobs, parsers }: Pick<ActivityDeps, 'blobs'
     } finally {
       stop();
     }
-  }
+  };
+}
 
+/** The first step: the file read in a parser process, extracted and split into chunks saved as a work file. */
+export function extractActivities({ blobs, parsers }: Pick<ActivityDeps, 'blobs' | 'parsers'>, { currentRun, report }: RunGuard) {
+  const parseFile = fileParser({ blobs }, { report });
   /** The chunks go to a work file, as encoded, for the steps after; `config` is the document's parser_config. */
   async function saveChunks(ref: RunRef, doc: DocumentRow, { draftsJson, chunks, tokens }: EncodedChunks, config: ChunkRequest['config']): Promise<ChunkedRun> {
     const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks.json`;

@@ -10,6 +10,7 @@ export function finishActivities({ store, index, blobs }: Pick<ActivityDeps, 'st
       const doc = await store.documents.byId(ref.documentId);
       if (!doc || doc.run_seq !== ref.runSeq) return;
       await index.deleteByDocument(doc.id);
+      await store.ingestionSteps.endRunning(doc.id, ref.runSeq, 'CANCEL', nowMs(), 'parsing was stopped');
       await store.documents.updateRun(doc.id, ref.runSeq, {
         run: 'CANCEL',
         progress_msg: 'Cancelled: parsing was stopped; partial chunks were removed',
@@ -24,6 +25,7 @@ export function finishActivities({ store, index, blobs }: Pick<ActivityDeps, 'st
       const doc = await store.documents.byId(ref.documentId);
       if (!doc || doc.run_seq !== ref.runSeq || doc.run !== 'RUNNING') return;
       await index.deleteByDocument(doc.id);
+      await store.ingestionSteps.endRunning(doc.id, ref.runSeq, 'FAIL', nowMs(), ref.message);
       await store.documents.updateRun(doc.id, ref.runSeq, {
         run: 'FAIL',
         progress_msg: `Failed: ${ref.message}`,

@@ -15,8 +15,10 @@ import { readJson, readVectors, workPrefix } from '../work-files.js';
 import { STALE, keepAlive, type RunGuard, type RunRef } from './run.js';
 import type { ChunkEmbedder } from './embed.js';
 
-/** The last step: the run's chunks replace the document's in the index, and the document is DONE. */
-export function indexActivities({ store, index, blobs }: Pick<ActivityDeps, 'store' | 'index' | 'blobs'>, { currentRun }: RunGuard, embed: ChunkEmbedder) {
+/** Writes a run's chunks to the index and ends the run DONE (the built-in steps and the pipeline's Tokenizer). */
+export type DocumentIndexer = ReturnType<typeof documentIndexer>;
+
+export function documentIndexer({ store, index, blobs }: Pick<ActivityDeps, 'store' | 'index' | 'blobs'>) {
   /** Replaces the document's chunks with this run's and marks it DONE; a superseded run leaves nothing behind. */
   async function indexRun(ref: RunRef, doc: DocumentRow, drafts: ChunkDraft[], vectors: number[][], counted?: number): Promise<{ chunks: number; tokens: number }> {
     const now = nowMs();
@@ -54,6 +56,12 @@ export function indexActivities({ store, index, blobs }: Pick<ActivityDeps, 'sto
     };
   }
 
+  return { indexRun, afterParse };
+}
+
+/** The last step: the run's chunks replace the document's in the index, and the document is DONE. */
+export function indexActivities({ store, index, blobs }: Pick<ActivityDeps, 'store' | 'index' | 'blobs'>, { currentRun }: RunGuard, embed: ChunkEmbedder) {
+  const { indexRun, afterParse } = documentIndexer({ store, index, blobs });
   return {
     /** Replaces the document's chunks with this run's, then marks it DONE. Idempotent. */
     async indexChunks(ref: RunRef & { chunksKey: string; vectorsPrefix: string; batches: number }): Promise<{ chunks: number; tokens: number }> {

@@ -1,14 +1,16 @@
 import type { ActivityDeps } from '../deps.js';
 import { runGuard } from './run.js';
-import { extractActivities } from './extract.js';
+import { extractActivities, fileParser } from './extract.js';
 import { enrichActivities } from './enrich.js';
 import { chunkEmbedder, embedActivities } from './embed.js';
-import { indexActivities } from './index-chunks.js';
+import { documentIndexer, indexActivities } from './index-chunks.js';
+import { pipelineActivities } from './pipeline.js';
 import { finishActivities } from './finish.js';
 
 /**
  * The steps of the parseDocument workflow (workflows/parse-document.ts), one module per step: extract and
- * chunk, enrich (keywords and questions), embed, index, and the end of a run that did not finish. Every
+ * chunk, enrich (keywords and questions), embed, index, the end of a run that did not finish, and the
+ * steps of an ingestion pipeline (pipeline.ts). Every
  * step checks that its run is still the document's current one (run.ts) before it writes.
  */
 export function parseActivities(deps: ActivityDeps) {
@@ -20,5 +22,6 @@ export function parseActivities(deps: ActivityDeps) {
     ...embedActivities(deps, guard, embed),
     ...indexActivities(deps, guard, embed),
     ...finishActivities(deps),
+    ...pipelineActivities(deps, guard, fileParser(deps, guard), embed, documentIndexer(deps)),
   };
 }

@@ -7,6 +7,7 @@ import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl, ParseLabels } from '../services/documents.js';
 import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
 import type { DatasetIndexType } from '../store/enrichment.js';
+import type { PipelineRun } from '../pipelines/run-types.js';
 
 const DATASET_INDEX_WORKFLOWS = { raptor: WORKFLOWS.raptorIndex, graph: WORKFLOWS.graphIndex } as const satisfies Record<DatasetIndexType, WorkflowName>;
 
@@ -29,8 +30,8 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
   }
 
   /** The memo carries the file's and the dataset's names: the Temporal UI shows them beside the ids of the input. */
-  async startParse(documentId: string, datasetId: string, runSeq: number, labels: ParseLabels): Promise<void> {
-    await this.startOnce(WORKFLOWS.parseDocument, workflowIds.parseDocument(documentId, runSeq), [{ documentId, datasetId, runSeq }], { ...labels });
+  async startParse(documentId: string, datasetId: string, runSeq: number, labels: ParseLabels, pipeline?: PipelineRun): Promise<void> {
+    await this.startOnce(WORKFLOWS.parseDocument, workflowIds.parseDocument(documentId, runSeq), [{ documentId, datasetId, runSeq, ...(pipeline ? { pipeline } : {}) }], { ...labels, dataset_id: datasetId });
   }
 
   /** Requests cancellation; the workflow marks the document CANCEL and removes partial chunks. */

@@ -26,7 +26,7 @@ export async function chunkVectors(model: EmbeddingModel, title: string | number
   return withTitle(vectors, titleVector!);
 }
 
-/** Text vectors mixed with the title vector (TITLE_WEIGHT), re-normalised. */
-export function withTitle(vectors: number[][], titleVector: number[]): number[][] {
-  return vectors.map((v) => l2normalize(v.map((x, i) => (1 - TITLE_WEIGHT) * x + TITLE_WEIGHT * titleVector[i]!)));
+/** Text vectors mixed with the title vector (`weight`, TITLE_WEIGHT unless told), re-normalised. */
+export function withTitle(vectors: number[][], titleVector: number[], weight = TITLE_WEIGHT): number[][] {
+  return vectors.map((v) => l2normalize(v.map((x, i) => (1 - weight) * x + weight * titleVector[i]!)));
 }

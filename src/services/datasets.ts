@@ -12,6 +12,7 @@ import { deepMerge, mergeParserConfig, type ParserConfigMethod } from '../chunki
 import type { ListPage } from './paging.js';
 import { DATASET_INDEX_TYPES } from '../store/enrichment.js';
 import type { DatasetIndexControl } from './dataset-indexes.js';
+import { DATAFLOW_CANVAS } from '../pipelines/names.js';
 
 /** Chunk methods a dataset may be created with (spec); update additionally allows `tag`. */
 export const DATASET_CHUNK_METHODS = ['naive', 'manual', 'qa', 'table', 'paper', 'book', 'laws', 'presentation', 'picture', 'one', 'email'] as const;
@@ -25,6 +26,9 @@ export interface CreateDatasetInput {
   permission?: 'me' | 'team';
   chunk_method?: string;
   parser_config?: Record<string, unknown> | null;
+  /** An ingestion pipeline (a dataflow canvas) instead of a chunk method, with RAGFlow's parse_type. */
+  pipeline_id?: string | null;
+  parse_type?: number | null;
 }
 
 export interface UpdateDatasetInput extends Partial<CreateDatasetInput> {
@@ -69,6 +73,7 @@ export class DatasetService {
 
   async create(p: Principal, input: CreateDatasetInput) {
     const name = checkName(input.name);
+    const pipeline = await this.pipelineChoice(p, input);
     const chunkMethod = input.chunk_method ?? 'naive';
     checkNotBlankModel(input.embedding_model);
     const embeddingModel = input.embedding_model?.trim()
@@ -90,6 +95,8 @@ export class DatasetService {
       pagerank: 0,
       language: 'English',
       status: 'active',
+      pipeline_id: pipeline?.pipeline_id ?? null,
+      parse_type: pipeline?.parse_type ?? null,
       create_time: now,
       update_time: now,
     };
@@ -145,6 +152,15 @@ export class DatasetService {
         patch.embedding_model = model;
       }
     }
+    if (input.pipeline_id !== undefined || input.parse_type !== undefined) {
+      const pipeline = await this.pipelineChoice(p, input);
+      patch.pipeline_id = pipeline?.pipeline_id ?? null;
+      patch.parse_type = pipeline?.parse_type ?? null;
+    } else if (input.chunk_method !== undefined) {
+      // A chunk method chosen: the dataset no longer ingests through its pipeline.
+      patch.pipeline_id = null;
+      patch.parse_type = null;
+    }
     if (input.chunk_method !== undefined || input.parser_config !== undefined) {
       const method = input.chunk_method ?? ds.chunk_method;
       const base = method === ds.chunk_method ? (JSON.parse(ds.parser_config) as Record<string, unknown>) : {};
@@ -153,6 +169,29 @@ export class DatasetService {
     }
     await this.store.datasets.update(ds.id, patch);
     return this.view((await this.store.datasets.byId(ds.id))!);
+  }
+
+  /**
+   * RAGFlow's rule: a dataset ingests through a chunk method (chunk_method, parser_config) or a pipeline
+   * (parse_type and pipeline_id, both), never both. The pipeline is a dataflow canvas the caller may use
+   * (their own, or shared with their team). Undefined: no pipeline asked for; null pipeline_id: none (back
+   * to the chunk method).
+   */
+  private async pipelineChoice(p: Principal, input: UpdateDatasetInput): Promise<{ pipeline_id: string; parse_type: number } | undefined> {
+    if (input.pipeline_id === undefined && input.parse_type === undefined) return undefined;
+    if (input.pipeline_id === null) return undefined;
+    const given = (['chunk_method', 'parser_config'] as const).filter((k) => input[k] !== undefined && input[k] !== null);
+    if (given.length) throw badRequest(`parse_type and pipeline_id choose an ingestion pipeline: ${given.join(' and ')} cannot be given with them (a dataset ingests through a chunk method or a pipeline)`);
+    const missing = (['parse_type', 'pipeline_id'] as const).filter((k) => input[k] === undefined || input[k] === null);
+    if (missing.length) throw badRequest(`required fields missing: ${missing.join(', ')} (a pipeline is chosen with both parse_type and pipeline_id)`);
+    const id = input.pipeline_id!;
+    if (id.length !== 32) throw badRequest('pipeline_id must be 32 hex characters');
+    if (!/^[0-9a-f]{32}$/i.test(id)) throw badRequest('pipeline_id must be hexadecimal');
+    const canvas = await this.store.agents.byId(id.toLowerCase());
+    const visible = canvas && (canvas.tenant_id === p.tenantId || (canvas.permission === 'team' && p.teamTenants.includes(canvas.tenant_id)));
+    if (!canvas || !visible) throw notFound(`Pipeline '${id}' not found`);
+    if (canvas.canvas_category !== DATAFLOW_CANVAS) throw badRequest(`'${canvas.title}' is an agent, not an ingestion pipeline (canvas_category ${DATAFLOW_CANVAS})`);
+    return { pipeline_id: canvas.id, parse_type: input.parse_type! };
   }
 
   /** The shared delete rule: nothing without ids unless delete_all. Unknown ids delete nothing. */
@@ -248,6 +287,8 @@ export class DatasetService {
         embedding_model: r.embedding_model,
         permission: r.permission,
         chunk_method: r.chunk_method,
+        pipeline_id: r.pipeline_id,
+        parse_type: r.parse_type,
         parser_config: JSON.parse(r.parser_config),
         pagerank: r.pagerank,
         language: r.language,

@@ -11,19 +11,26 @@ import { nowMs, toHttpDate, toSeconds } from '../time.js';
 import { badRequest, notFound } from '../errors.js';
 import { contentTypeFor, extensionOf, isSupportedFile } from '../parsing/formats.js';
 import { deepMerge, defaultParserConfig, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
-import { documentBlobKey } from './blob-keys.js';
+import { datasetBlobPrefix, documentBlobKey } from './blob-keys.js';
 import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import type { ListPage } from './paging.js';
+import { stepOutputsPrefix, type PipelineRun } from '../pipelines/run-types.js';
+import { ingestionLogs } from './ingestion-logs.js';
+import { PipelinePlanError, pipelinePlan, stepIndex } from '../pipelines/plan.js';
+import { DATAFLOW_CANVAS } from '../pipelines/names.js';
 
 /** What an operator reads in the Temporal UI to find a file's run (the workflow's memo): names, not ids. */
 export interface ParseLabels {
   document_name: string;
   dataset_name: string;
+  /** The ingestion pipeline's title and id, when the dataset ingests through one. */
+  pipeline_title?: string;
+  pipeline_id?: string;
 }
 
 /** Starts and cancels parse runs (the parseDocument workflow). */
 export interface ParseControl {
-  startParse(documentId: string, datasetId: string, runSeq: number, labels: ParseLabels): Promise<void>;
+  startParse(documentId: string, datasetId: string, runSeq: number, labels: ParseLabels, pipeline?: PipelineRun): Promise<void>;
   cancelParse(documentId: string, runSeq: number): Promise<void>;
 }
 
@@ -97,6 +104,7 @@ export class DocumentService {
         token_count: 0,
         meta_fields: '{}',
         run_seq: 0,
+        pipeline_id: ds.pipeline_id,
         create_time: now,
         update_time: now,
       };
@@ -105,6 +113,24 @@ export class DocumentService {
       docs.push(this.view(row));
     }
     return { docs, errors };
+  }
+
+  /** RAGFlow's ingestion logs of a dataset (of one document when given): one log per run, newest first, with its steps. */
+  async ingestionLogs(p: Principal, datasetId: string, input: { document_id?: string; page: number; page_size: number }) {
+    const ds = await this.datasets.get(p, datasetId);
+    const rows = await this.store.ingestionSteps.ofDataset(ds.id, input.document_id);
+    const docs = await this.store.documents.byIds(ds.id, [...new Set(rows.map((r) => r.document_id))]);
+    const logs = ingestionLogs(rows, new Map(docs.map((d) => [d.id, d.name])));
+    const start = (input.page - 1) * input.page_size;
+    return { total: logs.length, logs: logs.slice(start, start + input.page_size) };
+  }
+
+  /** RAGFlow's ingestion summary: the dataset's documents, chunks and tokens, and its documents by run state. */
+  async ingestionSummary(p: Principal, datasetId: string) {
+    const ds = await this.datasets.get(p, datasetId);
+    const totals = (await this.store.documents.totals([ds.id])).get(ds.id)!;
+    const status = (await this.store.documents.runCounts([ds.id])).get(ds.id)!;
+    return { doc_num: totals.documents, chunk_num: totals.chunks, token_num: totals.tokens, status };
   }
 
   async list(p: Principal, datasetId: string, input: ListDocumentsInput) {
@@ -218,7 +244,11 @@ export class DocumentService {
     // Rows go before files: a crash in between leaves an unreferenced file, never a document without
     // its file (and a backup's snapshot never names a file that is already gone).
     await this.store.documents.delete(docs.map((d) => d.id));
-    for (const doc of docs) await this.blobs.delete(doc.location);
+    await this.store.ingestionSteps.deleteDocuments(docs.map((d) => d.id));
+    for (const doc of docs) {
+      await this.blobs.delete(doc.location);
+      await this.blobs.deletePrefix(stepOutputsPrefix(datasetBlobPrefix(doc.dataset_id), doc.id));
+    }
     return { deleted: docs.length, success_count: docs.length, errors };
   }
 
@@ -226,22 +256,83 @@ export class DocumentService {
    * Starts parsing; a document already RUNNING is reported and not started twice. Unlike deletes, any
    * unknown id is an error naming them all, and nothing starts (RAGFlow's rule).
    */
-  async parse(p: Principal, datasetId: string, documentIds: string[]) {
+  async parse(p: Principal, datasetId: string, documentIds: string[], options: { fromStep?: string } = {}) {
     const ds = await this.datasets.get(p, datasetId);
     const { docs, errors, missing } = await this.resolveForRun(ds.id, documentIds);
     if (missing.length) throw notFound(`Documents not found: ${missing.join(', ')}`);
+    const pipeline = await this.pipelineRun(ds, options.fromStep);
+    const labels = pipeline ? { pipeline_title: pipeline.title, pipeline_id: pipeline.id } : {};
     let started = 0;
     // Starting a workflow is a round trip to Temporal: start them a batch at a time, not one by one.
     await inBatches(docs, 16, async (doc) => {
-      const runSeq = await this.store.documents.beginRun(doc.id, nowMs());
+      const runSeq = await this.store.documents.beginRun(doc.id, nowMs(), pipeline?.id ?? null);
       if (runSeq === undefined) {
         errors.push(`Document ${doc.id} is already being parsed`);
         return;
       }
-      await this.parsing.startParse(doc.id, doc.dataset_id, runSeq, { document_name: doc.name, dataset_name: ds.name });
+      await this.parsing.startParse(doc.id, doc.dataset_id, runSeq, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline);
       started++;
     });
     return { success_count: started, errors };
+  }
+
+  /**
+   * The run of the dataset's ingestion pipeline (none for a dataset of a chunk method): its steps as saved
+   * now, from `fromStep` (a component id) when a rerun names one. The steps up to the one that stores the
+   * chunks can be rerun; a Compiler after the Tokenizer runs again only with them.
+   */
+  private async pipelineRun(ds: DatasetRow, fromStep?: string): Promise<PipelineRun | undefined> {
+    if (!ds.pipeline_id) {
+      if (fromStep !== undefined) throw badRequest(`from_step applies to datasets that ingest through a pipeline; dataset '${ds.name}' uses the chunk method ${ds.chunk_method}`);
+      return undefined;
+    }
+    const canvas = await this.store.agents.byId(ds.pipeline_id);
+    if (!canvas || canvas.canvas_category !== DATAFLOW_CANVAS) {
+      throw badRequest(`The ingestion pipeline ${ds.pipeline_id} of dataset '${ds.name}' no longer exists: choose another with PUT /api/v1/datasets/${ds.id} (pipeline_id)`);
+    }
+    try {
+      const steps = pipelinePlan(JSON.parse(canvas.dsl) as Record<string, unknown>);
+      const fromIndex = fromStep === undefined ? 0 : stepIndex(steps, fromStep);
+      const storing = steps.findIndex((s) => s.component === 'Tokenizer' || s.component === 'Compiler');
+      if (fromIndex > storing) throw new PipelinePlanError(`step '${fromStep}' comes after '${steps[storing]!.id}' stored the chunks: rerun from '${steps[storing]!.id}' or an earlier step`);
+      return { id: canvas.id, title: canvas.title, steps, fromIndex };
+    } catch (err) {
+      if (err instanceof PipelinePlanError) throw badRequest(`Pipeline '${canvas.title}' cannot run: ${err.message}`);
+      throw err;
+    }
+  }
+
+  /**
+   * RAGFlow's POST /documents/ingest: run "1" starts the documents' ingestion (their datasets may differ),
+   * `delete` first removing their chunks; run "2" cancels it, and every document must be RUNNING (nothing is
+   * cancelled otherwise). Unknown or foreign ids are an error naming them, and nothing starts.
+   */
+  async ingest(p: Principal, input: { docIds: string[]; run: '1' | '2' | 1 | 2; delete: boolean; fromStep?: string }) {
+    const byDataset = new Map<string, DocumentRow[]>();
+    const unknown: string[] = [];
+    for (const id of [...new Set(input.docIds)]) {
+      const doc = await this.store.documents.byId(id);
+      const ds = doc && (await this.datasets.get(p, doc.dataset_id).catch(() => undefined));
+      if (!doc || !ds) {
+        unknown.push(id);
+        continue;
+      }
+      byDataset.set(ds.id, [...(byDataset.get(ds.id) ?? []), doc]);
+    }
+    if (unknown.length) throw notFound(`Documents not found: ${unknown.join(', ')}`);
+    const docs = [...byDataset.values()].flat();
+    if (String(input.run) === '2') {
+      const idle = docs.filter((d) => d.run !== 'RUNNING');
+      if (idle.length) throw badRequest(`Cannot cancel a task that is not in RUNNING status: ${idle.map((d) => `${d.id} is ${d.run}`).join(', ')}`);
+      for (const doc of docs) await this.parsing.cancelParse(doc.id, doc.run_seq);
+      return;
+    }
+    const running = docs.filter((d) => d.run === 'RUNNING');
+    if (running.length) throw badRequest(`Can't ingest documents that are being processed: ${running.map((d) => d.id).join(', ')} (cancel them first with run "2")`);
+    for (const [datasetId, group] of byDataset) {
+      if (input.delete) for (const doc of group) await this.index.deleteByDocument(doc.id);
+      await this.parse(p, datasetId, group.map((d) => d.id), { fromStep: input.fromStep });
+    }
   }
 
   /** Cancels running parses; a document that is not running is reported. */

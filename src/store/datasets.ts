@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, type Updateable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, DatasetsTable } from './schema.js';
 import { containsText, countAndPage, visibleTo, type PageQuery, type Visibility } from './paging.js';
 import { nameKeyTaken, nameKeysLike } from './name-keys.js';
@@ -20,7 +20,7 @@ export interface DatasetQuery extends PageQuery<'create_time' | 'update_time'> {
 export class DatasetRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(row: DatasetRow): Promise<void> {
+  async insert(row: Insertable<DatasetsTable>): Promise<void> {
     await this.db.insertInto('datasets').values(row).execute();
   }
 

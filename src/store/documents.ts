@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, type Updateable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { Database, DocumentsTable } from './schema.js';
 import { containsText, countAndPage, type PageQuery } from './paging.js';
 
@@ -20,7 +20,7 @@ export interface DocumentQuery extends PageQuery<'create_time' | 'update_time' |
 export class DocumentRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(row: DocumentRow): Promise<void> {
+  async insert(row: Insertable<DocumentsTable>): Promise<void> {
     await this.db.insertInto('documents').values(row).execute();
   }
 
@@ -69,12 +69,13 @@ export class DocumentRepo {
    * Atomically moves a document that is not RUNNING into RUNNING with a new run number.
    * Returns the run number, or undefined when the document is already running.
    */
-  async beginRun(id: string, now: number): Promise<number | undefined> {
+  async beginRun(id: string, now: number, pipelineId: string | null = null): Promise<number | undefined> {
     const res = await this.db
       .updateTable('documents')
       .set((eb) => ({
         run: 'RUNNING',
         run_seq: eb('run_seq', '+', 1),
+        pipeline_id: pipelineId,
         progress: 0,
         progress_msg: 'Queued for parsing',
         process_begin_at: now,

@@ -14,6 +14,7 @@ import { SettingsRepo } from './settings.js';
 import { EnrichmentRepo } from './enrichment.js';
 import { GraphRepo } from './graph.js';
 import { SearchAppRepo } from './search-apps.js';
+import { IngestionStepRepo } from './ingestion-steps.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -32,6 +33,7 @@ export class MetaStore {
   readonly enrichment: EnrichmentRepo;
   readonly graph: GraphRepo;
   readonly searchApps: SearchAppRepo;
+  readonly ingestionSteps: IngestionStepRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -49,6 +51,7 @@ export class MetaStore {
     this.enrichment = new EnrichmentRepo(db.kysely);
     this.graph = new GraphRepo(db.kysely);
     this.searchApps = new SearchAppRepo(db.kysely);
+    this.ingestionSteps = new IngestionStepRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

@@ -506,6 +506,35 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('api_keys_beta').on('api_keys').column('beta').unique().execute();
     },
   },
+  '0014_ingestion_pipelines': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // A dataset that ingests through a pipeline canvas (RAGFlow's parse_type + pipeline_id); null: its chunk method.
+      await db.schema.alterTable('datasets').addColumn('pipeline_id', t.string(32)).execute();
+      await db.schema.alterTable('datasets').addColumn('parse_type', t.integer).execute();
+      // The pipeline the document's current run ingests through (null: the chunk method): its workflow id names it.
+      await db.schema.alterTable('documents').addColumn('pipeline_id', t.string(32)).execute();
+      // One row per step of an ingestion run: the ingestion logs.
+      await db.schema
+        .createTable('ingestion_steps')
+        .addColumn('document_id', t.string(32), (c) => c.notNull())
+        .addColumn('run_seq', t.integer, (c) => c.notNull())
+        .addColumn('step_index', t.integer, (c) => c.notNull())
+        .addColumn('tenant_id', t.string(32), (c) => c.notNull())
+        .addColumn('dataset_id', t.string(32), (c) => c.notNull())
+        .addColumn('pipeline_id', t.string(32))
+        .addColumn('component_id', t.string(255), (c) => c.notNull())
+        .addColumn('component_name', t.string(32), (c) => c.notNull())
+        .addColumn('status', t.string(16), (c) => c.notNull())
+        .addColumn('begin_at', t.bigint, (c) => c.notNull())
+        .addColumn('end_at', t.bigint)
+        .addColumn('output', t.text, (c) => c.notNull().defaultTo('{}'))
+        .addColumn('error', t.text)
+        .addPrimaryKeyConstraint('ingestion_steps_pk', ['document_id', 'run_seq', 'step_index'])
+        .execute();
+      await db.schema.createIndex('ingestion_steps_dataset').on('ingestion_steps').columns(['dataset_id', 'begin_at']).execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

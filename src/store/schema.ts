@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /** Tables of the MetaStore. JSON columns hold text; timestamps are epoch milliseconds. */
 export interface UsersTable {
@@ -31,6 +31,9 @@ export interface ApiKeysTable {
   beta: string | null;
 }
 
+/** A nullable column added later: rows written without it hold null. */
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
 export interface DatasetsTable {
   id: string;
   tenant_id: string;
@@ -46,6 +49,10 @@ export interface DatasetsTable {
   parser_config: string;
   pagerank: number;
   language: string;
+  /** The ingestion pipeline (a dataflow canvas id) its documents go through; null: the chunk method. */
+  pipeline_id: Nullable<string>;
+  /** RAGFlow's parse_type, kept as given with pipeline_id (0..64). */
+  parse_type: Nullable<number>;
   /** 'active', or 'deleting' while the deleteDatasets workflow removes its content. */
   status: 'active' | 'deleting';
   create_time: number;
@@ -76,8 +83,27 @@ export interface DocumentsTable {
   meta_fields: string;
   /** Parse run number; a parse workflow writes results only for the run it was started for. */
   run_seq: Generated<number>;
+  /** The pipeline the current run ingests through; null: the chunk method. */
+  pipeline_id: Nullable<string>;
   create_time: number;
   update_time: number;
+}
+
+export interface IngestionStepsTable {
+  document_id: string;
+  run_seq: number;
+  step_index: number;
+  tenant_id: string;
+  dataset_id: string;
+  pipeline_id: string | null;
+  component_id: string;
+  component_name: string;
+  status: 'RUNNING' | 'DONE' | 'FAIL' | 'CANCEL';
+  begin_at: number;
+  end_at: number | null;
+  /** JSON: the step's counts (chunks, tokens, pages...). */
+  output: string;
+  error: string | null;
 }
 
 export interface ProviderInstancesTable {
@@ -386,6 +412,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   datasets: DatasetsTable;
   documents: DocumentsTable;
+  ingestion_steps: IngestionStepsTable;
   chats: ChatsTable;
   chat_datasets: ChatDatasetsTable;
   chat_sessions: ChatSessionsTable;

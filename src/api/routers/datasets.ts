@@ -23,6 +23,8 @@ const createBody = {
     permission: { enum: ['me', 'team'] },
     chunk_method: { enum: [...DATASET_CHUNK_METHODS] },
     parser_config: parserConfig,
+    parse_type: { type: ['integer', 'null'], minimum: 0, maximum: 64 },
+    pipeline_id: { type: ['string', 'null'], maxLength: 64 },
   },
 };
 

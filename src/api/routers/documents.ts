@@ -78,6 +78,27 @@ function uploadMiddleware(maxFileBytes: number) {
   };
 }
 
+const ingestionLogsQuery = {
+  type: 'object',
+  properties: {
+    document_id: text(LIMITS.id, 1),
+    page: { type: 'integer', minimum: 1, default: 1 },
+    page_size: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
+  },
+};
+
+const ingestBody = {
+  type: 'object',
+  required: ['doc_ids', 'run'],
+  properties: {
+    doc_ids: { type: 'array', minItems: 1, maxItems: 1000, items: text(LIMITS.id, 1) },
+    run: { enum: ['1', '2', 1, 2] },
+    delete: { type: 'boolean' },
+    apply_kb: { type: 'boolean' },
+    from_step: text(LIMITS.name, 1),
+  },
+};
+
 export function documentRoutes(documents: DocumentService, maxFileBytes: number): RouteSpec[] {
   const base = '/datasets/:dataset_id/documents';
   const update = (method: 'patch' | 'put') =>
@@ -137,6 +158,24 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
     parse(`${base}/parse`, 'Start parsing documents'),
     stop('delete', '/datasets/:dataset_id/chunks', 'Stop parsing documents'),
     stop('post', `${base}/stop`, 'Stop parsing documents'),
+    route({
+      method: 'get', path: '/datasets/:dataset_id/ingestions', tag: 'documents', query: ingestionLogsQuery,
+      summary: "RAGFlow's ingestion logs: one log per document run, newest first, with each step's status, duration, output counts and error",
+      handler: async ({ principal, params, query }) => documents.ingestionLogs(principal, params.dataset_id, query),
+    }),
+    route({
+      method: 'get', path: '/datasets/:dataset_id/ingestions/summary', tag: 'documents',
+      summary: "RAGFlow's ingestion summary: documents, chunks, tokens and the documents by run state",
+      handler: async ({ principal, params }) => documents.ingestionSummary(principal, params.dataset_id),
+    }),
+    route({
+      method: 'post', path: '/documents/ingest', tag: 'documents', body: ingestBody,
+      summary: "RAGFlow's ingestion control: run \"1\" starts (or reruns) the documents' ingestion, through their dataset's pipeline or chunk method, \"2\" cancels it; delete removes their chunks first; from_step (Cairn) reruns a pipeline from that component, reusing the stored outputs of the steps before it",
+      handler: async ({ principal, body }) => {
+        await documents.ingest(principal, { docIds: body.doc_ids, run: body.run, delete: body.delete ?? false, fromStep: body.from_step });
+        return true;
+      },
+    }),
   ];
 }
 

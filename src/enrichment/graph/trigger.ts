@@ -8,6 +8,8 @@ import { GRAPH_RERUN_SIGNAL } from './signals.js';
 
 export interface GraphRequest {
   datasetId: string;
+  /** Whatever graphrag.use_graphrag says (a pipeline's Compiler step). */
+  force?: boolean;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface GraphRequest {
  */
 export async function requestGraphAfterParse(store: MetaStore, client: Client, taskQueue: string, request: GraphRequest): Promise<'off' | 'started' | 'queued'> {
   const ds = await store.datasets.byId(request.datasetId);
-  if (!ds || !graphSettings(JSON.parse(ds.parser_config) as Record<string, unknown>).enabled) return 'off';
+  if (!ds || (!request.force && !graphSettings(JSON.parse(ds.parser_config) as Record<string, unknown>).enabled)) return 'off';
   const workflowId = workflowIds.datasetIndex('graph', ds.id);
   const input: DatasetIndexInput = { datasetId: ds.id, tenantId: ds.tenant_id, taskId: '' };
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -20,15 +20,16 @@ export type AfterParse = 'off' | 'started' | 'rerun';
 /**
  * What a document that finished parsing does for RAPTOR: when its parser_config or its dataset's turns
  * RAPTOR on, the dataset's job is started (a new task) or, when one is running, asked to run once more
- * after its current pass, so the new chunks are summarised too. Many documents finishing together start
+ * after its current pass, so the new chunks are summarised too. `force`: whatever the configs say (a
+ * pipeline's Compiler step). Many documents finishing together start
  * one job, which runs at most one pass more.
  */
-export async function raptorAfterParse(store: MetaStore, jobs: RaptorJobs, documentId: string): Promise<AfterParse> {
+export async function raptorAfterParse(store: MetaStore, jobs: RaptorJobs, documentId: string, force = false): Promise<AfterParse> {
   const doc = await store.documents.byId(documentId);
   if (!doc || doc.run !== 'DONE') return 'off';
   const dataset = await store.datasets.byId(doc.dataset_id);
   if (!dataset) return 'off';
-  if (!raptorEnabled(JSON.parse(doc.parser_config)) && !raptorEnabled(JSON.parse(dataset.parser_config))) return 'off';
+  if (!force && !raptorEnabled(JSON.parse(doc.parser_config)) && !raptorEnabled(JSON.parse(dataset.parser_config))) return 'off';
   // Between a failed signal and a failed start another job started or ended: look again (a few times).
   for (let attempt = 0; attempt < 5; attempt++) {
     if (await jobs.rerun(dataset.id)) return 'rerun';

@@ -31,6 +31,7 @@ export async function storedDocument(store: MetaStore, ds: { id: string; tenant_
   const row: DocumentRow = {
     id,
     dataset_id: ds.id,
+    pipeline_id: null,
     tenant_id: ds.tenant_id,
     name: `${id}.txt`,
     location: `${ds.id}/${id}`,

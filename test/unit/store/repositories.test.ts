@@ -32,11 +32,11 @@ for (const profile of testProfiles()) {
       return {
         id: newId(), tenant_id: tenant, created_by: tenant, name, name_key: name.toLowerCase(), avatar: null, description: null,
         embedding_model: 'e@Builtin', permission: 'me', chunk_method: 'naive', parser_config: '{}', pagerank: 0, language: 'English',
-        status: 'active', create_time: Date.now(), update_time: Date.now(), ...fields,
+        status: 'active', pipeline_id: null, parse_type: null, create_time: Date.now(), update_time: Date.now(), ...fields,
       };
     };
     const document = (datasetId: string, fields: Partial<DocumentRow> = {}): DocumentRow => ({
-      id: newId(), dataset_id: datasetId, tenant_id: tenant, name: `doc-${newId()}.txt`, location: newId(), size: 10, type: 'doc', suffix: 'txt',
+      id: newId(), dataset_id: datasetId, tenant_id: tenant, pipeline_id: null, name: `doc-${newId()}.txt`, location: newId(), size: 10, type: 'doc', suffix: 'txt',
       chunk_method: 'naive', parser_config: '{}', source_type: 'local', created_by: tenant, run: 'UNSTART', progress: 0, progress_msg: '',
       process_begin_at: null, process_duration: 0, chunk_count: 0, token_count: 0, meta_fields: '{}', run_seq: 0,
       create_time: Date.now(), update_time: Date.now(), ...fields,
