@@ -121,8 +121,10 @@ export class DocumentService {
     const rows = await this.store.ingestionSteps.ofDataset(ds.id, input.document_id);
     const docs = await this.store.documents.byIds(ds.id, [...new Set(rows.map((r) => r.document_id))]);
     const logs = ingestionLogs(rows, new Map(docs.map((d) => [d.id, d.name])));
-    const start = (input.page - 1) * input.page_size;
-    return { total: logs.length, logs: logs.slice(start, start + input.page_size) };
+    // RAGFlow's paging: 0 means the default.
+    const size = input.page_size || 30;
+    const start = (Math.max(1, input.page) - 1) * size;
+    return { total: logs.length, logs: logs.slice(start, start + size) };
   }
 
   /** RAGFlow's ingestion summary: the dataset's documents, chunks and tokens, and its documents by run state. */

@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { route, Reply, type RouteSpec } from '../routes.js';
 import { partialReply } from '../partial.js';
 import type { DocumentService } from '../../services/documents.js';
-import { deleteBody, LIMITS, list, listQuery, text } from '../schemas.js';
+import { pagingParams, deleteBody, LIMITS, list, listQuery, text } from '../schemas.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
 import { CHUNK_METHODS } from '../../chunking/index.js';
@@ -82,8 +82,7 @@ const ingestionLogsQuery = {
   type: 'object',
   properties: {
     document_id: text(LIMITS.id, 1),
-    page: { type: 'integer', minimum: 1, default: 1 },
-    page_size: { type: 'integer', minimum: 1, maximum: 100, default: 30 },
+    ...pagingParams(),
   },
 };
 

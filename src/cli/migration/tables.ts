@@ -14,6 +14,7 @@ export const COPIED_TABLES: { table: string; key: string[] }[] = [
   { table: 'tenant_defaults', key: ['tenant_id'] },
   { table: 'datasets', key: ['id'] },
   { table: 'documents', key: ['id'] },
+  { table: 'ingestion_steps', key: ['document_id', 'run_seq', 'step_index'] },
   { table: 'chats', key: ['id'] },
   { table: 'chat_datasets', key: ['chat_id', 'dataset_id'] },
   { table: 'chat_sessions', key: ['id'] },
@@ -47,7 +48,7 @@ const LEFT_BEHIND = new Set([
   'memory_messages', 'memory_message_totals', 'memory_message_guards', 'memory_message_sequence', 'memory_message_sync',
 ]);
 
-/** Rows per read and per insert: far below PostgreSQL's 65,535 parameters per statement (documents have 25 columns). */
+/** Rows per read and per insert: far below PostgreSQL's 65,535 parameters per statement (documents have 26 columns). */
 const BATCH = 200;
 
 type AnyDb = Kysely<any>;
