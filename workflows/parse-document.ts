@@ -16,11 +16,12 @@ const steps = proxyActivities<Activities>(STEP_OPTIONS);
  * heartbeat notices a dead worker, each model call has its own timeout, and an attempt that does end
  * (a model failure, a killed worker) is retried with backoff, resuming from the answers it kept.
  */
-const enrichment = proxyActivities<Activities>({
+const MODEL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 days',
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
+};
+const enrichment = proxyActivities<Activities>(MODEL_OPTIONS);
 
 const bookkeeping = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -109,20 +110,26 @@ async function parseInTwoSteps(ref: RunRef) {
 }
 
 /**
- * The pipeline's steps in order, each one activity: the Parser on the extraction queue (its slots are the
- * parser processes), Extractors and the Compiler with the model-call options (no wall-clock limit, heartbeats
- * and retries with backoff), the chunkers and the Tokenizer as the other steps. A rerun from a later step
- * starts there, the step before it reading what the last run stored. After a Compiler the dataset's RAPTOR
- * and graph jobs are started (or asked for one more pass).
+ * The pipeline's steps in order, each one activity (runPipelineStep), each reading what the step before it
+ * stored: the Parser (and a chunk method's first step) on the extraction queue (its slots are the parser
+ * processes), Extractors, the Compiler and keywords/questions with the model-call options (no wall-clock
+ * limit, heartbeats and retries with backoff), the chunkers and the index steps as the other steps. A dataset
+ * of a chunk method runs the pipeline chunkMethodPlan makes (src/pipelines/plan.ts): one engine for both. A
+ * rerun from a later step starts there, the step before it reading what the last run stored. After the index
+ * the dataset's RAPTOR and graph jobs are started (or asked for one more pass) when its settings, or a
+ * Compiler, ask for them.
  */
 async function runPipeline(input: ParseInput, pipeline: PipelineRun): Promise<{ chunks: number; tokens: number }> {
-  const extraction = proxyActivities<Activities>({ ...STEP_OPTIONS, taskQueue: extractTaskQueue(workflowInfo().taskQueue) });
+  const extractionOptions: ActivityOptions = { ...STEP_OPTIONS, taskQueue: extractTaskQueue(workflowInfo().taskQueue) };
   let indexed: { chunks: number; tokens: number } | undefined;
-  let compiled = false;
+  let after = { raptor: false, graph: false };
+  let inputKey: string | undefined;
   for (let index = pipeline.fromIndex; index < pipeline.steps.length; index++) {
     const step = pipeline.steps[index]!;
     const previous = index > 0 ? pipeline.steps[index - 1] : undefined;
-    const runner = step.component === 'Parser' ? extraction : step.component === 'Extractor' || step.component === 'Compiler' ? enrichment : steps;
+    const options = READS_FILE.has(step.component) ? extractionOptions : CALLS_MODEL.has(step.component) ? MODEL_OPTIONS : STEP_OPTIONS;
+    // The activity id names the step: the Temporal UI (and bench/ingest's stage table) show which step ran.
+    const runner = proxyActivities<Activities>({ ...options, activityId: `${index}:${step.component}:${step.id}` });
     const out = await runner.runPipelineStep({
       documentId: input.documentId,
       runSeq: input.runSeq,
@@ -133,14 +140,22 @@ async function runPipeline(input: ParseInput, pipeline: PipelineRun): Promise<{ 
       total: pipeline.steps.length,
       previousId: previous?.id,
       previousComponent: previous?.component,
+      inputKey,
     });
+    inputKey = out.outputKey;
     if (out.indexed) indexed = out.indexed;
-    if (step.component === 'Compiler') compiled = true;
+    if (out.after) after = out.after;
+    // A Compiler builds RAPTOR summaries and the graph whatever the dataset's settings say.
+    if (step.component === 'Compiler') after = { raptor: true, graph: true };
   }
   if (!indexed) throw ApplicationFailure.nonRetryable('the pipeline ended without storing its chunks', 'PipelinePlanError');
-  if (compiled) {
-    await bookkeeping.raptorAfterParse({ documentId: input.documentId, force: true });
-    await bookkeeping.requestGraphAfterParse({ datasetId: input.datasetId, force: true });
-  }
+  const force = pipeline.steps.some((s) => s.component === 'Compiler');
+  if (after.raptor) await bookkeeping.raptorAfterParse({ documentId: input.documentId, ...(force ? { force } : {}) });
+  if (after.graph) await bookkeeping.requestGraphAfterParse({ datasetId: input.datasetId, ...(force ? { force } : {}) });
   return indexed;
 }
+
+/** Steps that read the file in a parser process: they run on the extraction queue. */
+const READS_FILE: ReadonlySet<string> = new Set(['Parser', 'ChunkMethod']);
+/** Steps that call a chat model per chunk: no wall-clock limit, retries with backoff. */
+const CALLS_MODEL: ReadonlySet<string> = new Set(['Extractor', 'Compiler', 'Enrichment']);

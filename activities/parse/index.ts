@@ -16,12 +16,15 @@ import { finishActivities } from './finish.js';
 export function parseActivities(deps: ActivityDeps) {
   const guard = runGuard(deps);
   const embed = chunkEmbedder(deps, guard);
+  const extract = extractActivities(deps, guard);
+  const enrich = enrichActivities(deps, guard);
+  const indexing = indexActivities(deps, guard, embed);
   return {
-    ...extractActivities(deps, guard),
-    ...enrichActivities(deps, guard),
+    ...extract,
+    ...enrich,
     ...embedActivities(deps, guard, embed),
-    ...indexActivities(deps, guard, embed),
+    ...indexing,
     ...finishActivities(deps),
-    ...pipelineActivities(deps, guard, fileParser(deps, guard), embed, documentIndexer(deps)),
+    ...pipelineActivities(deps, guard, { parseFile: fileParser(deps, guard), embed, indexer: documentIndexer(deps), chunkMethod: { ...extract, ...enrich, ...indexing } }),
   };
 }

@@ -16,9 +16,10 @@ import { PipelinePlanError } from '../../src/pipelines/plan.js';
 import { stepOutputKey, type PipelineStepInput, type PipelineStepOutput } from '../../src/pipelines/run-types.js';
 import { readJson, workPrefix, writeJson } from '../work-files.js';
 import { STALE, asFailure, keepAlive, staleRun, type RunGuard, type RunRef } from './run.js';
-import type { FileParser } from './extract.js';
+import type { extractActivities, FileParser } from './extract.js';
 import type { ChunkEmbedder } from './embed.js';
-import type { DocumentIndexer } from './index-chunks.js';
+import type { DocumentIndexer, indexActivities } from './index-chunks.js';
+import type { enrichActivities } from './enrich.js';
 
 type Deps = Pick<ActivityDeps, 'store' | 'blobs' | 'models' | 'parsers' | 'enrichConcurrency'>;
 
@@ -40,7 +41,11 @@ function planFailure(err: unknown): unknown {
  * step). Every step checks its run is still current, writes its log row as it starts and ends (the ingestion
  * logs), and reports progress in its share of the run.
  */
-export function pipelineActivities(deps: Deps, guard: RunGuard, parseFile: FileParser, embed: ChunkEmbedder, indexer: DocumentIndexer) {
+/** The built-in steps a chunk method's run calls (chunkMethodPlan): the activities of parsing by chunk method. */
+type ChunkMethodSteps = ReturnType<typeof extractActivities> & ReturnType<typeof enrichActivities> & ReturnType<typeof indexActivities>;
+
+export function pipelineActivities(deps: Deps, guard: RunGuard, parts: { parseFile: FileParser; embed: ChunkEmbedder; indexer: DocumentIndexer; chunkMethod: ChunkMethodSteps }) {
+  const { parseFile, embed, indexer, chunkMethod } = parts;
   const { store, blobs, models, parsers, enrichConcurrency } = deps;
   const { currentRun, watchRun, report } = guard;
 
@@ -48,7 +53,7 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parseFile: FileP
 
   /** What the step before this one stored: a missing one (a rerun from a step never reached) is said plainly. */
   async function previousOutput<T>(input: PipelineStepInput, previousId: string | undefined): Promise<T> {
-    const key = stepOutputKey(datasetBlobPrefix(input.datasetId), input.documentId, input.index - 1, previousId ?? '');
+    const key = input.inputKey ?? stepOutputKey(datasetBlobPrefix(input.datasetId), input.documentId, input.index - 1, previousId ?? '');
     if (!(await blobs.get(key))) {
       throw ApplicationFailure.nonRetryable(`step '${input.step.id}' needs the output of step '${previousId}', which no earlier run of this document stored: run the pipeline from its first step`, 'MissingStepOutput');
     }
@@ -62,14 +67,14 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parseFile: FileP
     const empty: ExtractedDocument = { sections: [], pages: 0, meta: {} };
     const extracted = await parseFile(ref, doc, (bytes, options) => parsers.extract(bytes, doc.name, options), () => empty, stepBand(input));
     await writeJson(blobs, outputKey(input), extracted);
-    return { counts: { pages: extracted.pages, sections: extracted.sections.length } };
+    return { counts: { pages: extracted.pages, sections: extracted.sections.length }, outputKey: outputKey(input) };
   }
 
   async function chunkerStep(input: PipelineStepInput, doc: DocumentRow, previousId: string): Promise<PipelineStepOutput> {
     const parsed = await previousOutput<ExtractedDocument>(input, previousId);
     const chunks: PipelineChunk[] = input.step.component === 'TitleChunker' ? titleChunk(parsed, input.step.params) : tokenChunk(parsed, input.step.params, doc.name);
     await writeJson(blobs, outputKey(input), chunks);
-    return { counts: { chunks: chunks.length, tokens: draftTokens(chunks) } };
+    return { counts: { chunks: chunks.length, tokens: draftTokens(chunks) }, outputKey: outputKey(input) };
   }
 
   async function extractorStep(input: PipelineStepInput, ref: RunRef, doc: DocumentRow, previousId: string): Promise<PipelineStepOutput> {
@@ -104,7 +109,7 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parseFile: FileP
       const out = [...chunks];
       withText.forEach(({ i }, j) => (out[i] = withAnswer(out[i]!, field, results[j]!.text)));
       await writeJson(blobs, outputKey(input), out);
-      return { counts: { chunks: out.length, model_calls: modelCalls, cached_calls: cached } };
+      return { counts: { chunks: out.length, model_calls: modelCalls, cached_calls: cached }, outputKey: outputKey(input) };
     } catch (err) {
       if (run.stale()) throw staleRun(ref);
       if (Context.current().cancellationSignal.aborted) throw new CancelledFailure('parsing was cancelled');
@@ -155,6 +160,19 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parseFile: FileP
     }
   }
 
+  /** The work file a chunk method's step reads: the previous step's, handed on by the workflow. */
+  function inputKeyOf(input: PipelineStepInput): string {
+    if (!input.inputKey) throw ApplicationFailure.nonRetryable(`step '${input.step.id}' runs after the chunk method's first step, in the same run`, 'PipelinePlanError');
+    return input.inputKey;
+  }
+
+  /** The document, if this run is its current one, RUNNING or (a retried Index step) DONE already; otherwise a StaleRun. */
+  async function runOrDone(ref: RunRef): Promise<DocumentRow> {
+    const doc = await store.documents.byId(ref.documentId);
+    if (!doc || doc.run_seq !== ref.runSeq || (doc.run !== 'RUNNING' && doc.run !== 'DONE')) throw staleRun(ref);
+    return doc;
+  }
+
   /** The document, if this run is its current one and DONE; otherwise a StaleRun. */
   async function finishedRun(ref: RunRef): Promise<DocumentRow> {
     const doc = await store.documents.byId(ref.documentId);
@@ -170,8 +188,15 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parseFile: FileP
     async runPipelineStep(input: PipelineStepInput & { previousId?: string; previousComponent?: string }): Promise<PipelineStepOutput> {
       const ref: RunRef = { documentId: input.documentId, runSeq: input.runSeq };
       // A Compiler after the Tokenizer runs on a run that is DONE already.
-      const afterIndex = input.previousComponent === 'Tokenizer' || input.previousComponent === 'Compiler';
-      const doc = afterIndex ? await finishedRun(ref) : await currentRun(ref);
+      const afterIndex = input.previousComponent === 'Tokenizer' || input.previousComponent === 'Compiler' || input.previousComponent === 'Index';
+      // A retried storing step whose first attempt marked the run DONE answers with its counts (the index write is done).
+      const storing = !afterIndex && (input.step.component === 'Tokenizer' || input.step.component === 'Compiler');
+      const done = storing ? await store.documents.byId(ref.documentId) : undefined;
+      if (done && done.run_seq === ref.runSeq && done.run === 'DONE') {
+        const counts = { chunks: done.chunk_count, tokens: done.token_count };
+        return { counts, indexed: counts };
+      }
+      const doc = afterIndex ? await finishedRun(ref) : input.step.component === 'Index' ? await runOrDone(ref) : await currentRun(ref);
       const stepRef = { documentId: doc.id, runSeq: ref.runSeq, stepIndex: input.index };
       await store.ingestionSteps.begin({
         document_id: doc.id,
@@ -179,12 +204,14 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parseFile: FileP
         step_index: input.index,
         tenant_id: doc.tenant_id,
         dataset_id: doc.dataset_id,
-        pipeline_id: input.pipelineId,
+        pipeline_id: input.pipelineId || null,
         component_id: input.step.id,
         component_name: input.step.component,
         begin_at: nowMs(),
       });
-      if (!afterIndex) await report(ref, stepBand(input)[0], `${input.step.id}: started`);
+      // A chunk method's steps report in the bands parsing always has (run.ts BANDS).
+      const ownSteps = input.step.component === 'ChunkMethod' || input.step.component === 'Enrichment' || input.step.component === 'Index';
+      if (!afterIndex && !ownSteps) await report(ref, stepBand(input)[0], `${input.step.id}: started`);
       const previousId = input.previousId ?? '';
       try {
         let out: PipelineStepOutput;
@@ -205,6 +232,23 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parseFile: FileP
           case 'Compiler':
             out = await compilerStep(input, ref, doc, previousId);
             break;
+          case 'ChunkMethod': {
+            const chunked = await chunkMethod.extractAndChunk(ref);
+            out = { counts: { pages: chunked.pages, sections: chunked.sections, chunks: chunked.chunks, tokens: chunked.tokens }, outputKey: chunked.chunksKey };
+            break;
+          }
+          case 'Enrichment': {
+            const enrich = { keywords: Number(input.step.params.keywords) || 0, questions: Number(input.step.params.questions) || 0 };
+            const enriched = await chunkMethod.enrichChunks({ ...ref, chunksKey: inputKeyOf(input), enrich });
+            const p = enriched.progress;
+            out = { counts: p ? { chunks: p.total, model_calls: p.model_calls, cached_calls: p.cached_calls, tokens: p.tokens } : {}, outputKey: enriched.chunksKey };
+            break;
+          }
+          case 'Index': {
+            const done = await chunkMethod.embedAndIndex({ ...ref, chunksKey: inputKeyOf(input), enriched: input.step.params.enriched === true });
+            out = { counts: { chunks: done.chunks, tokens: done.tokens }, indexed: { chunks: done.chunks, tokens: done.tokens }, after: { raptor: done.raptor, graph: done.graph } };
+            break;
+          }
           default:
             throw new PipelinePlanError(`Component '${input.step.id}' (${input.step.component}) is not a step`);
         }

@@ -82,7 +82,7 @@ interface HistoryEvent {
   workflowExecutionCanceledEventAttributes?: object | null;
   workflowExecutionTerminatedEventAttributes?: object | null;
   workflowExecutionTimedOutEventAttributes?: object | null;
-  activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null;
+  activityTaskScheduledEventAttributes?: { activityId?: string | null; activityType?: { name?: string | null } | null } | null;
   activityTaskStartedEventAttributes?: {
     scheduledEventId?: number | { toNumber(): number } | null;
     attempt?: number | null;
@@ -113,7 +113,7 @@ function summarize(workflowId: string, events: HistoryEvent[]): WorkflowRun {
     else if (e.workflowExecutionTerminatedEventAttributes) Object.assign(run, { end: at, status: 'terminated' });
     else if (e.workflowExecutionTimedOutEventAttributes) Object.assign(run, { end: at, status: 'timedOut' });
     else if (e.activityTaskScheduledEventAttributes) {
-      const a: ActivityRun = { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduled: at, started: NaN, closed: NaN, attempt: 0, status: 'open' };
+      const a: ActivityRun = { type: activityName(e.activityTaskScheduledEventAttributes), scheduled: at, started: NaN, closed: NaN, attempt: 0, status: 'open' };
       bySchedule.set(num(e.eventId), a);
       run.activities.push(a);
     } else if (e.activityTaskStartedEventAttributes) {
@@ -188,3 +188,16 @@ export function wallShares(intervals: { label: string; start: number; end: numbe
   }
   return shares;
 }
+
+/**
+ * What an activity did: its type, or for a step of an ingestion run (runPipelineStep, whose id is
+ * `<index>:<component>:<step id>`) the built-in activity a chunk method's step runs, or the pipeline component.
+ */
+function activityName(attrs: { activityId?: string | null; activityType?: { name?: string | null } | null }): string {
+  const type = attrs.activityType?.name ?? '?';
+  if (type !== 'runPipelineStep') return type;
+  const component = attrs.activityId?.split(':')[1] ?? '?';
+  return CHUNK_METHOD_STEPS[component] ?? component;
+}
+
+const CHUNK_METHOD_STEPS: Record<string, string> = { ChunkMethod: 'extractAndChunk', Enrichment: 'enrichChunks', Index: 'embedAndIndex' };

@@ -6,12 +6,33 @@
 import { isRecord } from '../records.js';
 import { PIPELINE_ENTRY_ID, pipelineComponentName, type PipelineComponentName } from './names.js';
 
-/** One step: a component of the canvas (old names read as their new component). */
+/**
+ * Cairn's own steps, never in a canvas: a dataset of a chunk method ingests as the pipeline these make
+ * (chunkMethodPlan), run by the same workflow and step activity as a canvas's steps.
+ */
+export type ChunkMethodStep = 'ChunkMethod' | 'Enrichment' | 'Index';
+
+/** One step: a component of the canvas (old names read as their new component), or one of Cairn's own. */
 export interface PipelineStep {
   /** The component id in the canvas, e.g. "TokenChunker:Slicer". */
   id: string;
-  component: PipelineComponentName;
+  component: PipelineComponentName | ChunkMethodStep;
   params: Record<string, unknown>;
+}
+
+/**
+ * A chunk method as a pipeline: the file read and cut by the method in one step in a parser process
+ * (`ChunkMethod:<method>`), keywords and questions written by the chat model when parser_config asks for them
+ * (`Enrichment:keywords_questions`), and the chunks embedded and indexed (`Index:chunks`), as the built-in
+ * parse has always done. The steps run the built-in activities, so chunks and counts are the method's own.
+ */
+export function chunkMethodPlan(method: string, enrich: { keywords: number; questions: number }): PipelineStep[] {
+  const wantsEnrichment = enrich.keywords > 0 || enrich.questions > 0;
+  return [
+    { id: `ChunkMethod:${method}`, component: 'ChunkMethod', params: {} },
+    ...(wantsEnrichment ? [{ id: 'Enrichment:keywords_questions', component: 'Enrichment' as const, params: { ...enrich } }] : []),
+    { id: 'Index:chunks', component: 'Index', params: { enriched: wantsEnrichment } },
+  ];
 }
 
 /** What the steps pass on: nothing yet (the file), the parsed document, or its chunks. */

@@ -21,11 +21,17 @@ export interface PipelineStepInput {
   step: PipelineStep;
   index: number;
   total: number;
+  /** Where the step before this one stored its output in this run; absent for the first step run (a rerun reads the last run's). */
+  inputKey?: string;
 }
 
 /** What a step hands on: counts for the logs; `indexed` once the chunks are in the index. */
 export interface PipelineStepOutput {
   counts: Record<string, number>;
+  /** Where the step stored its output (the next step's input). */
+  outputKey?: string;
+  /** After a chunk method's Index step: whether the dataset's RAPTOR job or knowledge graph is to hear of the new chunks. */
+  after?: { raptor: boolean; graph: boolean };
   /** Set by the step that stored the chunks (Tokenizer or Compiler): the run is DONE. */
   indexed?: { chunks: number; tokens: number };
   /** What the step could not do, said in the logs (a Compiler's template groups). */

@@ -110,6 +110,7 @@ export class AgentService {
       description: input.description ?? template.description.en,
       avatar: input.avatar ?? template.avatar ?? null,
       canvas_type: input.canvas_type ?? template.canvas_type,
+      canvas_category: input.canvas_category ?? template.canvas_category,
       dsl: templateDsl(template, datasetIds),
       template_id: undefined,
     };

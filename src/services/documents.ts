@@ -16,7 +16,8 @@ import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import type { ListPage } from './paging.js';
 import { stepOutputsPrefix, type PipelineRun } from '../pipelines/run-types.js';
 import { ingestionLogs } from './ingestion-logs.js';
-import { PipelinePlanError, pipelinePlan, stepIndex } from '../pipelines/plan.js';
+import { PipelinePlanError, chunkMethodPlan, pipelinePlan, stepIndex } from '../pipelines/plan.js';
+import { keywordSettings } from '../enrichment/keywords.js';
 import { DATAFLOW_CANVAS } from '../pipelines/names.js';
 
 /** What an operator reads in the Temporal UI to find a file's run (the workflow's memo): names, not ids. */
@@ -26,6 +27,12 @@ export interface ParseLabels {
   /** The ingestion pipeline's title and id, when the dataset ingests through one. */
   pipeline_title?: string;
   pipeline_id?: string;
+}
+
+/** A document of a chunk method ingests as the pipeline its method makes (src/pipelines/plan.ts chunkMethodPlan). */
+function chunkMethodRun(doc: DocumentRow): PipelineRun {
+  const enrich = keywordSettings(JSON.parse(doc.parser_config) as Record<string, unknown>);
+  return { id: '', title: `Chunk method ${doc.chunk_method}`, steps: chunkMethodPlan(doc.chunk_method, enrich), fromIndex: 0 };
 }
 
 /** Starts and cancels parse runs (the parseDocument workflow). */
@@ -272,7 +279,7 @@ export class DocumentService {
         errors.push(`Document ${doc.id} is already being parsed`);
         return;
       }
-      await this.parsing.startParse(doc.id, doc.dataset_id, runSeq, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline);
+      await this.parsing.startParse(doc.id, doc.dataset_id, runSeq, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline ?? chunkMethodRun(doc));
       started++;
     });
     return { success_count: started, errors };

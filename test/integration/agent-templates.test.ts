@@ -58,11 +58,12 @@ describe('agent templates: listed, created in one call, each runs end to end wit
     return res.body.data.id;
   }
 
-  it('GET /agents/templates lists the six templates in RAGFlow\'s format; every DSL passes validateDsl, names each component in its graph and leaves kb_ids empty', async () => {
+  it('GET /agents/templates lists the six agent templates in RAGFlow\'s format (then the pipelines\'); every DSL passes validateDsl, names each component in its graph and leaves kb_ids empty', async () => {
     const res = await api.get('/agents/templates');
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const templates: any[] = res.body.data;
+    const templates: any[] = res.body.data.filter((t: any) => t.canvas_category === 'agent_canvas');
     assert.deepEqual(templates.map((t) => t.id), TEMPLATE_IDS);
+    assert.deepEqual(res.body.data.filter((t: any) => t.canvas_category === 'dataflow_canvas').map((t: any) => t.id), ['general']);
     for (const t of templates) {
       assert.ok(t.title.en && t.title.de && t.title.zh, `${t.id}: titles`);
       assert.ok(t.description.en && t.description.de && t.description.zh, `${t.id}: descriptions`);

@@ -138,7 +138,7 @@ describe('documents over HTTP', function () {
       assert.equal(list.body.data[0].chunk_count, done.chunk_count);
     });
 
-    it("a parse run's workflow carries the file's and the dataset's names in its memo, for operators in the Temporal UI", async () => {
+    it("a parse run's workflow carries the file's and the dataset's names (and the dataset id) in its memo, for operators in the Temporal UI", async () => {
       const ds = (await api.post('/datasets', { name: 'memo-names' })).body.data.id;
       const doc = (await upload(api, ds, [{ name: 'Trail notes.txt', bytes: Buffer.from('Cairns mark the trail.') }])).body.data[0];
       assert.equal((await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc.id] })).status, 200);
@@ -146,7 +146,7 @@ describe('documents over HTTP', function () {
       const connection = await Connection.connect({ address: (await harness()).temporal.address });
       try {
         const described = await new Client({ connection }).workflow.getHandle(`parse-document-${doc.id}-1`).describe();
-        assert.deepEqual(described.memo, { document_name: 'Trail notes.txt', dataset_name: 'memo-names' });
+        assert.deepEqual(described.memo, { document_name: 'Trail notes.txt', dataset_name: 'memo-names', dataset_id: ds });
       } finally {
         await connection.close();
       }

@@ -9,6 +9,8 @@ import { startWorker, type RunningWorker } from '../../src/engine/worker.js';
 import { extractTaskQueue } from '../../src/engine/task-queues.js';
 import { startWorkflow } from '../../src/engine/workflow-starts.js';
 import { loadConfig } from '../../src/config.js';
+import { chunkMethodPlan } from '../../src/pipelines/plan.js';
+import type { PipelineRun } from '../../src/pipelines/run-types.js';
 
 /**
  * The steps the current parseDocument code takes, run live on a Temporal dev server against activities
@@ -44,6 +46,12 @@ describe('parseDocument runs a document in its steps', function () {
     markFailed: record('markFailed', undefined),
     markCancelled: record('markCancelled', undefined),
     removeWorkFiles: record('removeWorkFiles', undefined),
+    /** A pipeline step: named by its component and the key it read; the index step stores the chunks. */
+    runPipelineStep: async (input: { step: { id: string; component: string }; inputKey?: string }) => {
+      calls.push(`${input.step.component}<${input.inputKey ?? '-'}`);
+      const stores = input.step.component === 'Index' || input.step.component === 'Tokenizer';
+      return { counts: {}, outputKey: `${input.step.id}-out`, ...(stores ? { indexed: { chunks: 3, tokens: 30 }, after: { raptor: input.step.component === 'Index', graph: false } } : {}) };
+    },
   };
 
   before(async () => {
@@ -62,11 +70,29 @@ describe('parseDocument runs a document in its steps', function () {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function run(name: string) {
+  async function run(name: string, pipeline?: PipelineRun) {
     calls = [];
-    const handle = await startWorkflow(client, 'parseDocument', { taskQueue, workflowId: `${name}-${Date.now()}`, args: [{ documentId: 'd', datasetId: 'ds', runSeq: 1 }] });
+    const handle = await startWorkflow(client, 'parseDocument', { taskQueue, workflowId: `${name}-${Date.now()}`, args: [{ documentId: 'd', datasetId: 'ds', runSeq: 1, ...(pipeline ? { pipeline } : {}) }] });
     return { outcome: await handle.result(), calls };
   }
+
+  it('a chunk method runs as the pipeline it makes: its steps in order, each reading the one before, then RAPTOR when the index step asks', async () => {
+    const steps = chunkMethodPlan('naive', { keywords: 2, questions: 0 });
+    const { outcome, calls } = await run('chunk-method', { id: '', title: 'Chunk method naive', steps, fromIndex: 0 });
+    assert.deepEqual(outcome, { status: 'DONE', chunks: 3, tokens: 30 });
+    assert.deepEqual(calls, ['ChunkMethod<-', 'Enrichment<ChunkMethod:naive-out', 'Index<Enrichment:keywords_questions-out', 'raptorAfterParse']);
+  });
+
+  it('a pipeline rerun from a named step starts there', async () => {
+    const steps = [
+      { id: 'Parser:A', component: 'Parser' as const, params: {} },
+      { id: 'TokenChunker:B', component: 'TokenChunker' as const, params: {} },
+      { id: 'Tokenizer:C', component: 'Tokenizer' as const, params: {} },
+    ];
+    const { outcome, calls } = await run('rerun', { id: 'p', title: 'P', steps, fromIndex: 1 });
+    assert.equal(outcome.status, 'DONE');
+    assert.deepEqual(calls, ['TokenChunker<-', 'Tokenizer<TokenChunker:B-out']);
+  });
 
   it('parses a plain document in two activities: extract-and-chunk, then embed-and-index', async () => {
     scenario = { enrich: false };

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { eventually, newUser, type Api } from './client.js';
+import { harness } from './harness.js';
 import { getDoc, upload, waitForRun } from './documents-helpers.js';
 import { callGate, lastUserMessage, startFakes, type AnswerScript, type Fakes } from '../fakes/index.js';
 import { useFakeProviders } from './providers-helpers.js';
@@ -122,6 +123,31 @@ describe('pipeline runs over HTTP: datasets that ingest through a pipeline canva
     });
   }
 
+  it('the General template is a pipeline equal to the naive chunk method: the same chunks from the same file', async () => {
+    const created = await api.post('/agents', { template_id: 'general', title: `General ${RUN}` });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(created.body.data.canvas_category, 'dataflow_canvas');
+    pipelines.set('general', created.body.data.id);
+    const viaPipeline = await ingestDone(await pipelineDataset('general'), { name: 'notes.pdf', bytes: pdf });
+    const naive = await api.post('/datasets', { name: `naive-${RUN}`, embedding_model: models.embedding });
+    const naiveDoc = (await upload(api, naive.body.data.id, [{ name: 'notes.pdf', bytes: pdf }])).body.data[0].id;
+    await api.post(`/datasets/${naive.body.data.id}/chunks`, { document_ids: [naiveDoc] });
+    assert.equal((await waitForRun(api, naive.body.data.id, naiveDoc)).run, 'DONE');
+    const texts = (chunks: any[]) => chunks.map((c) => c.content);
+    assert.deepEqual(texts(viaPipeline.chunks), texts(await chunksOf(naive.body.data.id, naiveDoc)));
+    assert.equal(viaPipeline.done.token_count, (await getDoc(api, naive.body.data.id, naiveDoc)).token_count);
+  });
+
+  it('a dataset of a chunk method ingests as its pipeline too: its run has logged steps', async () => {
+    const ds = (await api.post('/datasets', { name: `method-${RUN}`, embedding_model: models.embedding, parser_config: { auto_keywords: 1 } })).body.data.id;
+    const doc = (await upload(api, ds, [{ name: 'notes.pdf', bytes: pdf }])).body.data[0].id;
+    assert.equal((await ingest({ doc_ids: [doc], run: '1' })).status, 200);
+    assert.equal((await waitForRun(api, ds, doc)).run, 'DONE');
+    const logs = (await api.get(`/datasets/${ds}/ingestions`, { document_id: doc })).body.data.logs;
+    assert.deepEqual(logs[0].steps.map((s: any) => [s.component_id, s.status]), [['ChunkMethod:naive', 'DONE'], ['Enrichment:keywords_questions', 'DONE'], ['Index:chunks', 'DONE']]);
+    assert.ok(logs[0].steps[2].output.chunks > 0);
+  });
+
   it('the usual parse route runs the pipeline of a pipeline dataset', async () => {
     const ds = await pipelineDataset('summarized_chunks', 'parse-route');
     const doc = (await upload(api, ds, [{ name: 'notes.pdf', bytes: pdf }])).body.data[0].id;
@@ -182,6 +208,46 @@ describe('pipeline runs over HTTP: datasets that ingest through a pipeline canva
     assert.ok(Date.now() - asked < 2_000, `cancelled after ${Date.now() - asked} ms`);
     await eventually(async () => gate.held === 0, 5_000, 50);
     assert.equal((await chunksOf(ds, doc)).length, 0);
+  });
+
+  it('a worker killed during an Extractor resumes from that step: DONE once, every chunk summarised, no duplicates', async () => {
+    const h = await harness();
+    const { dsl } = template('summarized_chunks');
+    const small = structuredClone(dsl);
+    Object.assign(small.components['TokenChunker:Slicer'].obj.params, { chunk_token_size: 16, delimiters: ['\n'] });
+    const created = await api.post('/agents', { title: `kill ${RUN}`, canvas_category: 'dataflow_canvas', dsl: small });
+    pipelines.set('kill', created.body.data.id);
+    const ds = await pipelineDataset('kill');
+    const lines = Array.from({ length: 24 }, (_, i) => `Station k${RUN}n${i} keeps granite cairns.`);
+    const doc = (await upload(api, ds, [{ name: 'stations.txt', bytes: Buffer.from(lines.join('\n')) }])).body.data[0].id;
+    const station = (messages: any[]) => Number(/k[0-9a-f]+n(\d+) /.exec(lastUserMessage(messages))?.[1] ?? -1);
+    const gate = callGate((messages) => station(messages) >= 8);
+    fakes.openai.behaviour.gate = gate;
+    await ingest({ doc_ids: [doc], run: '1' });
+    await eventually(async () => gate.held > 0, 60_000, 50);
+    await h.killWorker();
+    gate.release();
+    const done = await waitForRun(api, ds, doc, ['DONE', 'FAIL', 'CANCEL'], 150_000);
+    assert.equal(done.run, 'DONE', done.progress_msg);
+    const chunks = await chunksOf(ds, doc);
+    assert.equal(chunks.length, 24);
+    assert.equal(new Set(chunks.map((c) => c.id)).size, 24);
+    assert.ok(chunks.every((c) => c.content.startsWith(`gist${RUN} of Station`)));
+    const [log] = (await api.get(`/datasets/${ds}/ingestions`, { document_id: doc })).body.data.logs;
+    assert.deepEqual(log.steps.map((s: any) => s.status), ['DONE', 'DONE', 'DONE', 'DONE']);
+    assert.equal(log.steps[1].output.chunks, 24);
+  });
+
+  it("another workspace cannot ingest, cancel or read the logs of a pipeline dataset's documents", async () => {
+    const ds = await pipelineDataset('summarized_chunks', 'private');
+    const doc = (await upload(api, ds, [{ name: 'notes.pdf', bytes: pdf }])).body.data[0].id;
+    for (const run of ['1', '2']) {
+      const res = await other.post('/documents/ingest', { doc_ids: [doc], run });
+      assert.equal(res.status, 404, JSON.stringify(res.body));
+    }
+    assert.equal((await getDoc(api, ds, doc)).run, 'UNSTART');
+    assert.notEqual((await other.get(`/datasets/${ds}/ingestions`)).status, 200);
+    assert.notEqual((await other.get(`/datasets/${ds}/ingestions/summary`)).status, 200);
   });
 
   describe('choosing a pipeline', () => {

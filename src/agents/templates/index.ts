@@ -1,5 +1,6 @@
 /**
- * Cairn's agent templates: one JSON file per template in this directory, in RAGFlow's template format
+ * Cairn's agent templates: one JSON file per template in this directory (and the ingestion pipelines' in
+ * src/pipelines/templates/), in RAGFlow's template format
  * (`agent/templates/*.json`): `{id, title: {en, de, zh}, description: {…}, canvas_type, avatar?, dsl}`,
  * the DSL complete with its editor `graph`. Every template runs with a chat model and datasets only.
  *
@@ -15,12 +16,14 @@ export interface AgentTemplate {
   description: Record<string, string>;
   /** RAGFlow's template category ("Recommended", "Customer Support", "Agent", …). */
   canvas_type: string;
-  canvas_category: 'agent_canvas';
+  /** agent_canvas, or dataflow_canvas for the ingestion pipelines (src/pipelines/templates/). */
+  canvas_category: 'agent_canvas' | 'dataflow_canvas';
   avatar?: string;
   dsl: Record<string, unknown>;
 }
 
-const DIR = new URL('./', import.meta.url);
+const AGENT_DIR = new URL('./', import.meta.url);
+const PIPELINE_DIR = new URL('../../pipelines/templates/', import.meta.url);
 
 let loaded: AgentTemplate[] | undefined;
 
@@ -31,8 +34,8 @@ function texts(v: unknown, what: string, file: string): Record<string, string> {
 }
 
 /** Reads one template file; a malformed file is a programming error, so it throws. */
-function read(file: string): AgentTemplate {
-  const raw: unknown = JSON.parse(readFileSync(new URL(file, DIR), 'utf8'));
+function read(dir: URL, file: string): AgentTemplate {
+  const raw: unknown = JSON.parse(readFileSync(new URL(file, dir), 'utf8'));
   if (!isRecord(raw)) throw new Error(`agent template ${file}: not an object`);
   const id = raw.id;
   if (typeof id !== 'string' || `${id}.json` !== file) throw new Error(`agent template ${file}: its id must be the file name without .json`);
@@ -42,19 +45,25 @@ function read(file: string): AgentTemplate {
     title: texts(raw.title, 'title', file),
     description: texts(raw.description, 'description', file),
     canvas_type: typeof raw.canvas_type === 'string' ? raw.canvas_type : 'Other',
-    canvas_category: 'agent_canvas',
+    canvas_category: raw.canvas_category === 'dataflow_canvas' ? 'dataflow_canvas' : 'agent_canvas',
     dsl: raw.dsl,
   };
   if (typeof raw.avatar === 'string' && raw.avatar) template.avatar = raw.avatar;
   return template;
 }
 
-/** Every template, ordered by id; read once. Callers get copies, so nobody changes the cached ones. */
-export function agentTemplates(): AgentTemplate[] {
-  loaded ??= readdirSync(DIR)
+const readDir = (dir: URL) =>
+  readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map(read);
+    .map((f) => read(dir, f));
+
+/**
+ * Every template, the agents' ordered by id, then the ingestion pipelines' (src/pipelines/templates/); read
+ * once. Callers get copies, so nobody changes the cached ones.
+ */
+export function agentTemplates(): AgentTemplate[] {
+  loaded ??= [...readDir(AGENT_DIR), ...readDir(PIPELINE_DIR)];
   return structuredClone(loaded);
 }
 
