@@ -79,6 +79,8 @@ const opts = {
   keep: process.argv.includes('--keep'),
   profile: profileArgument(),
   cpuProf: stringArgument('cpu-prof'),
+  /** A pipeline template id (GET /agents/templates): ingest through it instead of the naive chunk method. */
+  pipeline: stringArgument('pipeline'),
   /** Niceness to give Cairn's parser processes (0-19); undefined: the one the service gives them. */
   niceParsers: process.argv.includes('--nice-parsers') ? argument('nice-parsers', 0) : undefined,
 };
@@ -97,9 +99,21 @@ const ALL_STAGES = [
   ['embed', 'embedChunks'],
   ['index', 'indexChunks'],
   ['embed+index', 'embedAndIndex'],
+  // A canvas pipeline's steps (--pipeline): named by their component (histories.ts activityName).
+  ['parser', 'Parser'],
+  ['token chunker', 'TokenChunker'],
+  ['title chunker', 'TitleChunker'],
+  ['extractor', 'Extractor'],
+  ['tokenizer', 'Tokenizer'],
+  ['compiler', 'Compiler'],
 ] as const;
-const EXTRACT_TYPES = new Set<string>(['extractDocument', 'extractAndChunk']);
+const EXTRACT_TYPES = new Set<string>(['extractDocument', 'extractAndChunk', 'Parser']);
 const isStage = (type: string) => ALL_STAGES.some(([, t]) => t === type);
+/** The pages an extraction step reported: in its result, or in a pipeline step's counts. */
+const pagesOf = (result: unknown) => {
+  const r = result as { pages?: number; counts?: { pages?: number } } | undefined;
+  return r?.pages ?? r?.counts?.pages ?? 0;
+};
 
 // ------------------------------------------------------------------------------------------ HTTP
 
@@ -283,7 +297,7 @@ function timelineReport(intervals: CpuInterval[], components: Component[], runs:
   const end = intervals[intervals.length - 1]!.to;
   const modelBusy = embedding < 0 ? undefined : intervals.find((x) => x.components[embedding]! / (x.to - x.from) >= 0.5);
   const head = modelBusy ? modelBusy.from : 0;
-  const embedStarts = runs.flatMap((r) => r.activities.filter((a) => a.type === 'embedAndIndex' || a.type === 'embedChunks').map((a) => atSecond(a.started)));
+  const embedStarts = runs.flatMap((r) => r.activities.filter((a) => a.type === 'embedAndIndex' || a.type === 'embedChunks' || a.type === 'Tokenizer').map((a) => atSecond(a.started)));
   const firstExtractDone = Math.min(...runs.flatMap((r) => r.activities.filter((a) => EXTRACT_TYPES.has(a.type) && a.status !== 'open').map((a) => atSecond(a.closed))));
   const tail = embedStarts.length ? Math.min(end, Math.max(head, ...embedStarts)) : end;
   const row = (label: string, from: number, to: number) => {
@@ -459,8 +473,12 @@ async function main(): Promise<void> {
       );
     const cairn = { url: installation.url, adminApiKey: installation.adminKey, temporalAddress: installation.temporalAddress };
     const api = new Api(cairn.url, cairn.adminApiKey!);
-    const ds = await api.call<{ id: string; embedding_model: string; chunk_method: string }>('POST', '/datasets', { json: { name: `ingest-bench-${Date.now()}` } });
-    console.log(`dataset ${ds.id}: chunk_method ${ds.chunk_method}, embedding_model ${ds.embedding_model}`);
+    // --pipeline TEMPLATE: the dataset ingests through a pipeline created from that template (docs/pipelines.md).
+    const pipeline = opts.pipeline ? await api.call<{ id: string; title: string }>('POST', '/agents', { json: { template_id: opts.pipeline, title: `bench ${opts.pipeline} ${Date.now()}` } }) : undefined;
+    const ds = await api.call<{ id: string; embedding_model: string; chunk_method: string }>('POST', '/datasets', {
+      json: { name: `ingest-bench-${Date.now()}`, ...(pipeline ? { parse_type: 1, pipeline_id: pipeline.id } : {}) },
+    });
+    console.log(`dataset ${ds.id}: ${pipeline ? `pipeline '${pipeline.title}' (template ${opts.pipeline})` : `chunk_method ${ds.chunk_method}`}, embedding_model ${ds.embedding_model}`);
 
     // Upload.
     const ids: string[] = [];
@@ -532,7 +550,7 @@ async function main(): Promise<void> {
     // Stage timings from Temporal.
     const runs = (await fetchParseHistories(cairn.temporalAddress, config.temporalNamespace, ids.length)).filter((r) => r.start >= parseStartEpoch - 60_000);
     const byType = (type: string) => runs.flatMap((r) => r.activities.filter((a) => a.type === type && a.status === 'completed'));
-    const pages = [...EXTRACT_TYPES].flatMap(byType).reduce((n, a) => n + ((a.result as { pages?: number } | undefined)?.pages ?? 0), 0);
+    const pages = [...EXTRACT_TYPES].flatMap(byType).reduce((n, a) => n + pagesOf(a.result), 0);
     const pdfPages = opts.pdfs * opts.pages;
 
     console.log(`\n== results: ${ok.length} DONE, ${notOk.length} not DONE, in ${sec(parseMs)} from the parse request to the last DONE ==`);
