@@ -61,7 +61,7 @@ export class ProviderService implements ModelCatalog {
     if (await this.store.providers.instance(p.tenantId, factory, name)) throw badRequest(`Instance '${name}' of provider ${factory} already exists`);
     const now = nowMs();
     const row: InstanceRow = { id: newId(), tenant_id: p.tenantId, factory, instance_name: name, api_key: input.api_key ?? '', base_url: baseUrl, create_time: now, update_time: now };
-    await this.store.providers.insertInstance(row, (input.model_info ?? []).map((m) => modelRow(row.id, m, now)));
+    await this.store.providers.insertInstance(row, modelRows(row.id, input.model_info ?? [], now));
     return this.instanceView(row);
   }
 
@@ -81,8 +81,10 @@ export class ProviderService implements ModelCatalog {
     const patch: Partial<InstanceRow> = { update_time: now };
     if (input.api_key !== undefined) patch.api_key = input.api_key;
     if (input.base_url !== undefined) patch.base_url = normaliseBaseUrl(input.base_url);
+    // Every model is checked before anything is written: a refused update changes nothing.
+    const models = modelRows(row.id, input.model_info ?? [], now);
     await this.store.providers.updateInstance(row.id, patch);
-    for (const m of input.model_info ?? []) await this.store.providers.upsertModel(modelRow(row.id, m, now));
+    for (const m of models) await this.store.providers.upsertModel(m);
     return this.getInstance(p, factory, name);
   }
 
@@ -93,7 +95,7 @@ export class ProviderService implements ModelCatalog {
   async addModels(p: Principal, factory: string, name: string, models: ModelInfoInput[]) {
     const row = await this.requireInstance(p, factory, name);
     const now = nowMs();
-    for (const m of models) await this.store.providers.upsertModel(modelRow(row.id, m, now));
+    for (const m of modelRows(row.id, models, now)) await this.store.providers.upsertModel(m);
     return this.getInstance(p, factory, name);
   }
 
@@ -256,6 +258,15 @@ function requireFactory(factory: string) {
   const f = configurableFactory(factory);
   if (!f) throw notFound(`Provider ${factory} not found; configurable providers: ${listFactories().filter((x) => x.name !== BUILTIN_FACTORY).map((x) => x.name).join(', ')}`);
   return f;
+}
+
+/** The rows of `models`, every one checked first (so a refused request writes none), each name once. */
+function modelRows(instanceId: string, models: ModelInfoInput[], now: number) {
+  const rows = models.map((m) => modelRow(instanceId, m, now));
+  const names = rows.map((r) => r.model_name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw badRequest(`model_info names the model '${twice}' more than once: give each model once`);
+  return rows;
 }
 
 function modelRow(instanceId: string, m: ModelInfoInput, now: number): ModelRow {
