@@ -141,8 +141,14 @@ export class AgentService {
     return requireManage(p, await this.store.agents.byId(id), 'Agent', id);
   }
 
+  /** One canvas; a pipeline also lists the datasets ingesting through it (RAGFlow's `datasets`), those the caller may see. */
   async detail(p: Principal, id: string) {
-    return this.view(await this.get(p, id));
+    const agent = await this.get(p, id);
+    const view = this.view(agent);
+    if (agent.canvas_category !== DATAFLOW_CANVAS) return view;
+    const users = await this.store.datasets.usingPipeline(agent.id);
+    const visible = users.filter((d) => d.tenant_id === p.tenantId || (d.permission === 'team' && p.teamTenants.includes(d.tenant_id)));
+    return { ...view, datasets: visible.map((d) => ({ id: d.id, name: d.name })) };
   }
 
   /** The agent if it can run as one (sessions, completions): a pipeline runs on documents instead. */

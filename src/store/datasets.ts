@@ -20,6 +20,11 @@ export interface DatasetQuery extends PageQuery<'create_time' | 'update_time'> {
 export class DatasetRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** The datasets that ingest through this pipeline, by name. */
+  usingPipeline(pipelineId: string): Promise<DatasetRow[]> {
+    return this.db.selectFrom('datasets').selectAll().where('pipeline_id', '=', pipelineId).where('status', '=', 'active').orderBy('name').execute();
+  }
+
   async insert(row: Insertable<DatasetsTable>): Promise<void> {
     await this.db.insertInto('datasets').values(row).execute();
   }

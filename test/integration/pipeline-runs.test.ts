@@ -148,8 +148,10 @@ describe('pipeline runs over HTTP: datasets that ingest through a pipeline canva
     assert.ok(logs[0].steps[2].output.chunks > 0);
   });
 
-  it('the usual parse route runs the pipeline of a pipeline dataset', async () => {
+  it('the usual parse route runs the pipeline of a pipeline dataset; GET /agents/{id} of the pipeline lists the datasets using it', async () => {
     const ds = await pipelineDataset('summarized_chunks', 'parse-route');
+    const detail = await api.get(`/agents/${pipelines.get('summarized_chunks')}`);
+    assert.ok(detail.body.data.datasets.some((d: any) => d.id === ds), JSON.stringify(detail.body.data.datasets));
     const doc = (await upload(api, ds, [{ name: 'notes.pdf', bytes: pdf }])).body.data[0].id;
     const res = await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc] });
     assert.equal(res.status, 200, JSON.stringify(res.body));
