@@ -81,10 +81,8 @@ export class ProviderService implements ModelCatalog {
     const patch: Partial<InstanceRow> = { update_time: now };
     if (input.api_key !== undefined) patch.api_key = input.api_key;
     if (input.base_url !== undefined) patch.base_url = normaliseBaseUrl(input.base_url);
-    // Every model is checked before anything is written: a refused update changes nothing.
-    const models = modelRows(row.id, input.model_info ?? [], now);
-    await this.store.providers.updateInstance(row.id, patch);
-    for (const m of models) await this.store.providers.upsertModel(m);
+    // Everything is checked before anything is written, and written in one transaction: a refused update changes nothing.
+    await this.store.providers.updateInstance(row.id, patch, modelRows(row.id, input.model_info ?? [], now));
     return this.getInstance(p, factory, name);
   }
 
@@ -95,7 +93,7 @@ export class ProviderService implements ModelCatalog {
   async addModels(p: Principal, factory: string, name: string, models: ModelInfoInput[]) {
     const row = await this.requireInstance(p, factory, name);
     const now = nowMs();
-    for (const m of modelRows(row.id, models, now)) await this.store.providers.upsertModel(m);
+    await this.store.providers.upsertModels(modelRows(row.id, models, now));
     return this.getInstance(p, factory, name);
   }
 

@@ -32,8 +32,12 @@ export class ProviderRepo {
       .executeTakeFirst();
   }
 
-  async updateInstance(id: string, patch: Partial<Pick<InstanceRow, 'api_key' | 'base_url' | 'update_time'>>): Promise<void> {
-    await this.db.updateTable('provider_instances').set(patch).where('id', '=', id).execute();
+  /** Updates the instance and upserts its models (by name) in one transaction. */
+  async updateInstance(id: string, patch: Partial<Pick<InstanceRow, 'api_key' | 'base_url' | 'update_time'>>, models: ModelRow[] = []): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      await tx.updateTable('provider_instances').set(patch).where('id', '=', id).execute();
+      for (const row of models) await upsertModel(tx, row);
+    });
   }
 
   async deleteInstance(id: string): Promise<void> {
@@ -45,12 +49,11 @@ export class ProviderRepo {
     return this.db.selectFrom('provider_models').selectAll().where('instance_id', 'in', instanceIds).orderBy('create_time').orderBy('model_name').execute();
   }
 
-  async upsertModel(row: ModelRow): Promise<void> {
-    await this.db
-      .insertInto('provider_models')
-      .values(row)
-      .onConflict((oc) => oc.columns(['instance_id', 'model_name']).doUpdateSet({ model_types: row.model_types, max_tokens: row.max_tokens, vision: row.vision }))
-      .execute();
+  /** Inserts the models, replacing those of the same name, in one transaction. */
+  async upsertModels(rows: ModelRow[]): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      for (const row of rows) await upsertModel(tx, row);
+    });
   }
 
   async deleteModel(instanceId: string, modelName: string): Promise<number> {
@@ -69,4 +72,12 @@ export class ProviderRepo {
       .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ [kind]: modelId, update_time: now }))
       .execute();
   }
+}
+
+async function upsertModel(db: Kysely<Database>, row: ModelRow): Promise<void> {
+  await db
+    .insertInto('provider_models')
+    .values(row)
+    .onConflict((oc) => oc.columns(['instance_id', 'model_name']).doUpdateSet({ model_types: row.model_types, max_tokens: row.max_tokens, vision: row.vision }))
+    .execute();
 }

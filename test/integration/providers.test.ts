@@ -35,6 +35,32 @@ describe('model providers over HTTP', () => {
     assert.equal(dup.status, 400);
   });
 
+  it('an update refused for a bad model changes nothing, not even the key', async () => {
+    const res = await api.put('/providers/OpenAI-API-Compatible/instances/main', { api_key: 'sk-other-key-0000', model_info: [{ model_name: 'b@d', model_type: 'chat' }] });
+    assert.equal(res.status, 400);
+    assert.match(res.body.message, /must not contain @/);
+    assert.equal((await api.get('/providers/OpenAI-API-Compatible/instances/main')).body.data.api_key, 'sk-…1234');
+  });
+
+  it('adding models where one is invalid is refused and stores none of them', async () => {
+    const res = await api.post('/providers/OpenAI-API-Compatible/instances/main/models', { model_info: [{ model_name: 'good', model_type: 'chat' }, { model_name: 'b@d', model_type: 'chat' }] });
+    assert.equal(res.status, 400);
+    assert.match(res.body.message, /must not contain @/);
+    const got = await api.get('/providers/OpenAI-API-Compatible/instances/main/models');
+    assert.deepEqual(got.body.data.map((m: any) => m.model_name).sort(), ['emb-x', 'gpt-x']);
+  });
+
+  it('a model named twice in model_info is a 400 naming it, and no instance is created', async () => {
+    const res = await api.post('/providers/OpenAI-API-Compatible/instances', {
+      instance_name: 'dup',
+      base_url: fakes.openai.baseUrl,
+      model_info: [{ model_name: 'twice', model_type: 'chat' }, { model_name: 'twice', model_type: 'embedding' }],
+    });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.match(res.body.message, /'twice' more than once/);
+    assert.equal((await api.get('/providers/OpenAI-API-Compatible/instances/dup')).status, 404);
+  });
+
   it('lists selectable models by type, the built-in chat and embedding models included', async () => {
     const chat = await api.get('/models', { type: 'chat' });
     assert.deepEqual(chat.body.data.map((m: any) => m.model_id), ['SmolLM2-135M-Instruct@Builtin', 'gpt-x@main@OpenAI-API-Compatible']);

@@ -146,27 +146,29 @@ for (const profile of testProfiles()) describe(`ProviderService: provider instan
     assert.deepEqual([resolved.api_key, resolved.base_url], ['sk-0123456789abcdef', 'http://127.0.0.1:8000/v1']);
   });
 
-  // BUG: updateInstance writes api_key/base_url before it checks model_info, so a refused update (400) still
-  // changes the instance's key. Expected: a refused request changes nothing.
   it('an update refused for a bad model changes nothing, not even the key', async () => {
     await local();
     await refused(providers.updateInstance(alice, OPENAI, 'local', { api_key: 'sk-other-key-0000', model_info: [{ model_name: 'm', model_type: 'speech' }] }), 400, /`model_type` speech/);
     assert.equal((await providers.resolve(alice.tenantId, `qwen@local@${OPENAI}`, 'chat')).api_key, 'sk-0123456789abcdef');
   });
 
-  // BUG: addModels (and updateInstance's model_info) upserts model by model, so the models before a bad one are
-  // stored although the request is refused. Expected: all or nothing, as createInstance does.
-  it('adding models where one is invalid is refused and stores none of them', async () => {
+  it('adding or updating models where one is invalid is refused and stores none of them', async () => {
     await local();
-    await refused(providers.addModels(alice, OPENAI, 'local', [{ model_name: 'good', model_type: 'chat' }, { model_name: 'b@d', model_type: 'chat' }]), 400, /must not contain @/);
+    const models = [{ model_name: 'good', model_type: 'chat' }, { model_name: 'b@d', model_type: 'chat' }];
+    await refused(providers.addModels(alice, OPENAI, 'local', models), 400, /must not contain @/);
+    await refused(providers.updateInstance(alice, OPENAI, 'local', { model_info: models }), 400, /must not contain @/);
     assert.deepEqual((await providers.getInstance(alice, OPENAI, 'local')).models.map((m) => m.model_name).sort(), ['e5', 'qwen']);
   });
 
-  // BUG: createInstance inserts model_info rows as given; a model named twice hits the (instance_id, model_name)
-  // unique constraint and the caller gets a raw database error (a 500) instead of a 400 — while addModels and
-  // updateInstance accept the same list (the last one wins).
-  it('a model named twice in model_info is a 400 naming it, not a database error', async () => {
-    await refused(local('dup', { model_info: [{ model_name: 'qwen', model_type: 'chat' }, { model_name: 'qwen', model_type: 'embedding' }] }), 400, /qwen/);
+  it('a model named twice in model_info is a 400 naming it, not a database error, whichever call gives it', async () => {
+    const twice = [{ model_name: 'qwen', model_type: 'chat' }, { model_name: ' qwen ', model_type: 'embedding' }];
+    await refused(local('dup', { model_info: twice }), 400, /^model_info names the model 'qwen' more than once/);
+    assert.deepEqual(await providers.listInstances(alice, OPENAI), []);
+    await local();
+    await refused(providers.addModels(alice, OPENAI, 'local', [{ model_name: 'new', model_type: 'chat' }, ...twice]), 400, /'qwen' more than once/);
+    await refused(providers.updateInstance(alice, OPENAI, 'local', { model_info: twice }), 400, /'qwen' more than once/);
+    const models = (await providers.getInstance(alice, OPENAI, 'local')).models;
+    assert.deepEqual(models.map((m) => [m.model_name, m.model_type]).sort(), [['e5', ['embedding']], ['qwen', ['chat']]], 'unchanged');
   });
 
   it("image2text is a chat model that sees images; max_tokens defaults to 8192", async () => {

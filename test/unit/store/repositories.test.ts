@@ -173,8 +173,8 @@ for (const profile of testProfiles()) {
       const instance = { id: newId(), tenant_id: tenant, factory: 'Ollama', instance_name: 'i', api_key: '', base_url: '', create_time: now, update_time: now };
       await store.providers.insertInstance(instance, []);
       const model = { id: newId(), instance_id: instance.id, model_name: 'm', model_types: '["chat"]', max_tokens: 8192, vision: 0, create_time: now };
-      await store.providers.upsertModel(model);
-      await store.providers.upsertModel({ ...model, id: newId(), max_tokens: 3_000_000_000, vision: 1 });
+      await store.providers.upsertModels([model]);
+      await store.providers.upsertModels([{ ...model, id: newId(), max_tokens: 3_000_000_000, vision: 1 }]);
       const models = await store.providers.models([instance.id]);
       assert.deepEqual(models.map((m) => [m.id, m.max_tokens, m.vision]), [[model.id, 3_000_000_000, 1]]);
       assert.equal(await store.providers.deleteModel(instance.id, 'm'), 1);
@@ -195,6 +195,14 @@ for (const profile of testProfiles()) {
       const model = { id: newId(), instance_id: instance.id, model_name: 'same', model_types: '[]', max_tokens: 1, vision: 0, create_time: now };
       await assert.rejects(store.providers.insertInstance(instance, [model, { ...model, id: newId() }]), (err) => isUniqueViolation(err));
       assert.equal(await store.providers.instance(tenant, 'Xinference', 'tx'), undefined);
+
+      // Model upserts, alone or with an instance update, are one transaction too: the second row reuses the first's id.
+      await store.providers.insertInstance(instance, []);
+      const rows = [{ ...model, model_name: 'first' }, { ...model, model_name: 'second' }];
+      await assert.rejects(store.providers.upsertModels(rows), (err) => isUniqueViolation(err));
+      await assert.rejects(store.providers.updateInstance(instance.id, { api_key: 'changed' }, rows), (err) => isUniqueViolation(err));
+      assert.deepEqual(await store.providers.models([instance.id]), []);
+      assert.equal((await store.providers.instance(tenant, 'Xinference', 'tx'))?.api_key, '');
     });
 
     it('a unique index refusal is recognised as such', async () => {
