@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { processExists, processStartToken } from './process-identity.js';
+import { isZombie, processExists, processStartToken } from './process-identity.js';
 
 /** The pid file that marks a data directory as owned by one running Cairn (`cairn start`, `cairn restore`). */
 export const LOCK_FILE = 'cairn.pid';
@@ -33,7 +33,7 @@ const heldHere = new Set<string>();
 
 /**
  * Takes the data directory for this process or throws DataDirInUseError naming the live owner.
- * A pid file whose process is gone (kill -9, power loss) or whose pid now belongs to another program is
+ * A pid file whose process is gone (kill -9, power loss), exited but not yet reaped (a zombie), or whose pid now belongs to another program is
  * stale and taken over, so the lock never outlives its owner. The file appears with its content at once
  * (written aside, then hard-linked into place, which fails if it exists), so readers never see half a file.
  */
@@ -93,7 +93,8 @@ function createExclusive(file: string, content: string): boolean {
 
 function isAlive(owner: Owner, file: string): boolean {
   if (owner.pid === process.pid) return heldHere.has(file);
-  if (!processExists(owner.pid)) return false;
+  // A killed Cairn whose parent has not reaped it yet is a zombie: it holds nothing, a restart may go on.
+  if (!processExists(owner.pid) || isZombie(owner.pid)) return false;
   const start = processStartToken(owner.pid);
   // Without a start time to compare, a live pid is taken at its word.
   return owner.start === undefined || start === undefined || start === owner.start;

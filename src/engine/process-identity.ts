@@ -75,7 +75,8 @@ function signal(pid: number, sig: NodeJS.Signals): boolean {
 }
 
 /** A dead child whose parent has not reaped it yet still "exists" for kill(pid, 0). */
-function isZombie(pid: number): boolean {
+/** True when the process has exited and waits to be reaped by its parent (Linux): it runs nothing any more. */
+export function isZombie(pid: number): boolean {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');

@@ -45,6 +45,22 @@ describe('the data dir lock', () => {
     lock.release();
   });
 
+  it('takes over the pid file of a killed process not yet reaped by its parent (a zombie): a restart right after a crash goes on', async () => {
+    // bash starts a short child, then becomes `sleep`, which never reaps it: the child stays a zombie.
+    const parent = spawn('bash', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number((await new Promise<string>((resolve) => parent.stdout.once('data', (d) => resolve(String(d))))).trim());
+      await waitFor(() => fs.readFileSync(`/proc/${zombie}/stat`, 'utf8').includes(') Z '));
+      writeOwner({ pid: zombie });
+      assertDataDirFree(dir);
+      const lock = await lockDataDir(dir);
+      assert.equal(JSON.parse(fs.readFileSync(lock.file, 'utf8')).pid, process.pid);
+      lock.release();
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
   it('takes over a pid file whose pid now belongs to another program (its start time differs)', async () => {
     const other = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {
@@ -91,4 +107,12 @@ async function deadPid(): Promise<number> {
   const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
   await new Promise((resolve) => child.once('exit', resolve));
   return child.pid!;
+}
+
+async function waitFor(ok: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
