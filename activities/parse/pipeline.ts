@@ -258,7 +258,9 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parts: { parseFi
         const failure = planFailure(asFailure(err));
         const stale = failure instanceof ApplicationFailure && failure.type === STALE;
         const cancelled = failure instanceof CancelledFailure;
-        if (!stale && !cancelled) await store.ingestionSteps.end(stepRef, 'FAIL', nowMs(), {}, failure instanceof Error ? failure.message : String(failure));
+        // A stopped or superseded run's step ends CANCEL (a retried attempt would set it RUNNING again), a failed one FAIL.
+        if (stale || cancelled) await store.ingestionSteps.end(stepRef, 'CANCEL', nowMs(), {}, stale ? 'the run was stopped or replaced by a newer run' : 'parsing was stopped');
+        else await store.ingestionSteps.end(stepRef, 'FAIL', nowMs(), {}, failure instanceof Error ? failure.message : String(failure));
         throw failure;
       }
     },
