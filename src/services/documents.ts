@@ -127,7 +127,7 @@ export class DocumentService {
     const ds = await this.datasets.get(p, datasetId);
     const rows = await this.store.ingestionSteps.ofDataset(ds.id, input.document_id);
     const docs = await this.store.documents.byIds(ds.id, [...new Set(rows.map((r) => r.document_id))]);
-    const logs = ingestionLogs(rows, new Map(docs.map((d) => [d.id, d.name])));
+    const logs = ingestionLogs(rows, new Map(docs.map((d) => [d.id, d])));
     // RAGFlow's paging: 0 means the default.
     const size = input.page_size || 30;
     const start = (Math.max(1, input.page) - 1) * size;

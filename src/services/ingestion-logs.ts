@@ -5,7 +5,7 @@ import { toHttpDate, toSeconds } from '../time.js';
  * The ingestion logs as RAGFlow's `GET /datasets/{id}/ingestions` answers them: one log per document run,
  * with Cairn's steps (each component's status, duration, output counts and error). Pure.
  */
-export function ingestionLogs(rows: IngestionStepRow[], names: Map<string, string>) {
+export function ingestionLogs(rows: IngestionStepRow[], docs: Map<string, { name: string; run_seq: number; run: string }>) {
   const runs = new Map<string, IngestionStepRow[]>();
   for (const r of rows) {
     const key = `${r.document_id}-${r.run_seq}`;
@@ -19,11 +19,11 @@ export function ingestionLogs(rows: IngestionStepRow[], names: Map<string, strin
     return {
       id,
       document_id: first.document_id,
-      document_name: names.get(first.document_id) ?? '',
+      document_name: docs.get(first.document_id)?.name ?? '',
       dataset_id: first.dataset_id,
       pipeline_id: first.pipeline_id,
       run_seq: first.run_seq,
-      operation_status: runStatus(steps),
+      operation_status: runStatus(steps, docs.get(first.document_id), first.run_seq),
       process_begin_at: toHttpDate(begin),
       process_duration: Math.max(0, Math.max(...ends) - begin) / 1000,
       create_time: toSeconds(begin),
@@ -41,8 +41,13 @@ export function ingestionLogs(rows: IngestionStepRow[], names: Map<string, strin
   return logs.sort((a, b) => b.create_time - a.create_time || b.run_seq - a.run_seq);
 }
 
-/** A run's status from its steps: a failed or cancelled step ends it so; one still running keeps it RUNNING. */
-function runStatus(steps: IngestionStepRow[]): string {
+/**
+ * A run's status: the document's own for its current run (a run stopped between two steps has no cancelled
+ * step); for an earlier run, from its steps: a failed or cancelled step ends it so, one still running (a run
+ * whose worker was lost before it was replaced) keeps it RUNNING.
+ */
+function runStatus(steps: IngestionStepRow[], doc: { run_seq: number; run: string } | undefined, runSeq: number): string {
+  if (doc && doc.run_seq === runSeq) return doc.run;
   for (const s of ['FAIL', 'CANCEL', 'RUNNING'] as const) if (steps.some((step) => step.status === s)) return s;
   return 'DONE';
 }

@@ -77,16 +77,25 @@ class Client:
     # ------------------------------------------------------------------ datasets
     def create_dataset(self, name: str, avatar: str | None = None, description: str | None = None,
                        embedding_model: str | None = None, permission: str = "me", chunk_method: str = "naive",
-                       parser_config: Any = None, auto_metadata_config: dict | None = None) -> "DataSet":
+                       parser_config: Any = None, auto_metadata_config: dict | None = None,
+                       parse_type: int | None = None, pipeline_id: str | None = None) -> "DataSet":
+        """Creates a dataset. It ingests through a chunk method (``chunk_method``, ``parser_config``), or
+        through an ingestion pipeline: ``pipeline_id`` (a canvas created with ``create_agent(...,
+        canvas_category="dataflow_canvas")``) with ``parse_type`` (an int 0..64, kept as given), both
+        required together. With a pipeline the default ``chunk_method`` ("naive") is not sent; naming
+        another chunk method or a ``parser_config`` with it is the service's 400."""
+        pipeline = pipeline_id is not None or parse_type is not None
         body = drop_none({
             "name": name,
             "avatar": avatar,
             "description": description,
             "embedding_model": embedding_model,
             "permission": permission,
-            "chunk_method": chunk_method,
+            "chunk_method": None if pipeline and chunk_method == "naive" else chunk_method,
             "parser_config": plain(parser_config),
             "auto_metadata_config": auto_metadata_config,
+            "parse_type": parse_type,
+            "pipeline_id": pipeline_id,
         })
         return DataSet(self, self._call("POST", "/datasets", json=body)["data"])
 
@@ -163,11 +172,16 @@ class Client:
 
     # ------------------------------------------------------------------ agents
     def list_agents(self, page: int = 1, page_size: int = 30, orderby: str = "update_time", desc: bool = True,
-                    id: str | None = None, title: str | None = None, keywords: str | None = None) -> list["Agent"]:
+                    id: str | None = None, title: str | None = None, keywords: str | None = None,
+                    canvas_category: str | list[str] | None = None) -> list["Agent"]:
         """Agents the caller may use (always a list): ``id``/``title`` filter exactly, ``keywords`` is a
-        case-insensitive search in titles; ``orderby`` update_time (default), create_time or title."""
+        case-insensitive search in titles; ``orderby`` update_time (default), create_time or title.
+        ``canvas_category`` "agent_canvas" lists agents only, "dataflow_canvas" ingestion pipelines only
+        (a list of both, or none: both)."""
+        if isinstance(canvas_category, (list, tuple)):
+            canvas_category = ",".join(canvas_category)
         params = {"page": page, "page_size": page_size, "orderby": orderby, "desc": desc,
-                  "id": id, "title": title, "keywords": keywords}
+                  "id": id, "title": title, "keywords": keywords, "canvas_category": canvas_category}
         data = self._call("GET", "/agents", params=params).get("data") or []
         return [Agent(self, a) for a in items_of(data, "canvas", "agents")]
 
@@ -176,14 +190,18 @@ class Client:
 
     def create_agent(self, title: str, dsl: dict | None = None, description: str | None = None, canvas_type: str | None = None,
                      release: bool | None = None, template_id: str | None = None,
-                     dataset_ids: list[str] | None = None) -> "Agent":
+                     dataset_ids: list[str] | None = None, canvas_category: str | None = None) -> "Agent":
         """Creates an agent from a canvas DSL, or from a template (``template_id``, one of ``GET
         /agents/templates``; ``dataset_ids`` go to its Retrieval components); ``release=True`` also publishes
         it. RAGFlow's SDK returns nothing here; the new :class:`Agent` is returned (code that ignores the
-        result is unaffected). A title already used (case-insensitively) or an invalid DSL raise CairnError 400."""
+        result is unaffected). A title already used (case-insensitively) or an invalid DSL raise CairnError 400.
+
+        ``canvas_category="dataflow_canvas"`` creates an ingestion pipeline instead (its DSL checked as a
+        pipeline and stored as given), for ``create_dataset(pipeline_id=...)``; none or "agent_canvas": an
+        agent. The category cannot change later."""
         body = drop_none({"title": title, "dsl": plain(dsl) if dsl is not None else None, "description": description,
                           "canvas_type": canvas_type, "release": release, "template_id": template_id,
-                          "dataset_ids": dataset_ids})
+                          "dataset_ids": dataset_ids, "canvas_category": canvas_category})
         return Agent(self, self._call("POST", "/agents", json=body).get("data") or {})
 
     def update_agent(self, agent_id: str, title: str | None = None, description: str | None = None,
@@ -196,6 +214,18 @@ class Client:
     def delete_agent(self, agent_id: str) -> None:
         """Deletes the agent and its sessions."""
         self._call("DELETE", f"/agents/{agent_id}", json={})
+
+    # ------------------------------------------------------------------ ingestion (pipelines)
+    def ingest(self, doc_ids: list[str], run: str = "1", delete: bool = False, from_step: str | None = None) -> bool:
+        """RAGFlow's ingestion control (``POST /documents/ingest``), for documents of any datasets at once,
+        each through its dataset's pipeline or chunk method. ``run="1"`` starts (or reruns) ingestion,
+        ``delete=True`` first removing the documents' chunks; ``run="2"`` cancels (every document must be
+        RUNNING, else 400 and nothing is cancelled). ``from_step`` (Cairn; a component id of the pipeline)
+        reruns from that step, reusing what the last run stored for the steps before it. Unknown or another
+        workspace's documents are a 404 and nothing starts. Returns True; it does not wait (see
+        ``DataSet.parse_documents`` to wait, which runs the pipeline of a pipeline dataset too)."""
+        body = drop_none({"doc_ids": list(doc_ids), "run": str(run), "delete": delete, "from_step": from_step})
+        return self._call("POST", "/documents/ingest", json=body).get("data")
 
     # ------------------------------------------------------------------ memories
     def create_memory(self, name: str, memory_type: list[str], embd_id: str, llm_id: str, **kwargs: Any) -> "Memory":

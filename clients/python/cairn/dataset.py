@@ -132,6 +132,23 @@ class DataSet(Base):
             raise
         return [(i, final[i].run, final[i].chunk_count, final[i].token_count) for i in dict.fromkeys(document_ids)]
 
+    # ------------------------------------------------------------------ ingestion logs (RAGFlow)
+    def list_ingestion_logs(self, document_id: str | None = None, page: int = 1, page_size: int = 30) -> dict:
+        """``{"total": N, "logs": [...]}``: one log per document run (pipeline or chunk method), newest
+        first, plain dicts: ``id, document_id, document_name, run_seq, pipeline_id, operation_status`` and
+        ``steps`` ``[{component_id, component_name, status, duration, output, error}]`` (``output``: counts
+        such as pages, sections, chunks, tokens, model and cached calls). ``document_id``: that document's only."""
+        params = {"document_id": document_id, "page": page, "page_size": page_size}
+        data = self.rag._call("GET", f"/datasets/{self.id}/ingestions", params=params).get("data") or {}
+        logs = items_of(data, "logs")
+        total = data.get("total", len(logs)) if isinstance(data, dict) else len(logs)
+        return {"total": total, "logs": logs}
+
+    def get_ingestion_summary(self) -> dict:
+        """``{"doc_num", "chunk_num", "token_num", "status": {"UNSTART", "RUNNING", "CANCEL", "DONE", "FAIL"}}``:
+        the dataset's documents, chunks and tokens, and its documents by run state."""
+        return self.rag._call("GET", f"/datasets/{self.id}/ingestions/summary").get("data") or {}
+
     # ------------------------------------------------------------------ automatic metadata (RAGFlow)
     def get_auto_metadata(self) -> Any:
         return self.rag._call("GET", f"/datasets/{self.id}/metadata/config").get("data")
