@@ -38,7 +38,7 @@ $(BGE_STAMP): scripts/install-bge.sh
 	bash scripts/install-bge.sh $(BGE_DIR)
 	touch $@
 
-$(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts src/enrichment/*.ts src/enrichment/*/*.ts) src/engine/task-queues.ts src/records.ts
+$(BUNDLE): $(NODE_STAMP) $(wildcard workflows/*.ts src/agents/*.ts src/agents/*/*.ts src/events/*.ts src/enrichment/*.ts src/enrichment/*/*.ts src/pipelines/*.ts) src/engine/task-queues.ts src/records.ts
 	npx tsx src/engine/bundle-workflows.ts
 
 # Cairn's processes and threads run compiled JavaScript from dist/node instead of TypeScript through tsx

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { extractTaskQueue } from '../src/engine/task-queues.js';
-import type { PipelineRun } from '../src/pipelines/run-types.js';
+import { stepActivityId, type PipelineRun } from '../src/pipelines/run-types.js';
 
 /** The long steps heartbeat every second: a dead worker is noticed within seconds and the step retried elsewhere. */
 const STEP_OPTIONS: ActivityOptions = {
@@ -129,7 +129,7 @@ async function runPipeline(input: ParseInput, pipeline: PipelineRun): Promise<{ 
     const previous = index > 0 ? pipeline.steps[index - 1] : undefined;
     const options = READS_FILE.has(step.component) ? extractionOptions : CALLS_MODEL.has(step.component) ? MODEL_OPTIONS : STEP_OPTIONS;
     // The activity id names the step: the Temporal UI (and bench/ingest's stage table) show which step ran.
-    const runner = proxyActivities<Activities>({ ...options, activityId: `${index}:${step.component}:${step.id}` });
+    const runner = proxyActivities<Activities>({ ...options, activityId: stepActivityId(index, step) });
     const out = await runner.runPipelineStep({
       documentId: input.documentId,
       runSeq: input.runSeq,

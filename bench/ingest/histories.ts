@@ -1,3 +1,4 @@
+import { stepComponentOf } from '../../src/pipelines/run-types.js';
 /**
  * Per-stage timings of parseDocument workflows, read from outside the pipeline: Temporal's workflow
  * histories carry ActivityTaskScheduled / Started / Completed events with server timestamps.
@@ -196,7 +197,7 @@ export function wallShares(intervals: { label: string; start: number; end: numbe
 function activityName(attrs: { activityId?: string | null; activityType?: { name?: string | null } | null }): string {
   const type = attrs.activityType?.name ?? '?';
   if (type !== 'runPipelineStep') return type;
-  const component = attrs.activityId?.split(':')[1] ?? '?';
+  const component = stepComponentOf(attrs.activityId) ?? '?';
   return CHUNK_METHOD_STEPS[component] ?? component;
 }
 

@@ -75,9 +75,20 @@ export function parseWorkerRoles(value: string, source: string): WorkerRole[] {
 }
 
 /** Workflow ids are derived from the objects they work on, so a second start finds the first run. */
+/** A document's run as its workflow id names it: the document row's fields (pipeline_id: the run's pipeline, null for a chunk method). */
+export interface IngestRunRef {
+  id: string;
+  dataset_id: string;
+  run_seq: number;
+  pipeline_id: string | null;
+}
+
 export const workflowIds = {
   deleteDatasets: (key: string) => `delete-datasets-${key}`,
+  /** Runs started before ingestion runs named their dataset and pipeline (cancelled by this id as well). */
   parseDocument: (documentId: string, runSeq: number) => `parse-document-${documentId}-${runSeq}`,
+  /** One id per run of a document, naming its dataset, the document, the run and what it ingests through. */
+  ingestDocument: (run: IngestRunRef) => `ingest-${run.dataset_id}-${run.id}-${run.run_seq}-${run.pipeline_id ? `pipeline-${run.pipeline_id}` : 'chunk-method'}`,
   /** One id per session: Temporal itself refuses a second run of a session while one is open. */
   agentRun: (agentId: string, sessionId: string) => `agent-${agentId}-session-${sessionId}`,
   /** One id per raw memory message (message ids are never reused). */

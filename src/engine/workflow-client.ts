@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type WorkflowName } from './task-queues.js';
+import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type IngestRunRef, type WorkflowName } from './task-queues.js';
 import { startWorkflow, type WorkflowArgs } from './workflow-starts.js';
 import type { AgentRunInput } from '../agents/run-types.js';
 import type { DatasetCleanup } from '../services/datasets.js';
@@ -30,16 +30,23 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
   }
 
   /** The memo carries the file's and the dataset's names: the Temporal UI shows them beside the ids of the input. */
-  async startParse(documentId: string, datasetId: string, runSeq: number, labels: ParseLabels, pipeline?: PipelineRun): Promise<void> {
-    await this.startOnce(WORKFLOWS.parseDocument, workflowIds.parseDocument(documentId, runSeq), [{ documentId, datasetId, runSeq, ...(pipeline ? { pipeline } : {}) }], { ...labels, dataset_id: datasetId });
+  async startParse(run: IngestRunRef, labels: ParseLabels, pipeline?: PipelineRun): Promise<void> {
+    const input = { documentId: run.id, datasetId: run.dataset_id, runSeq: run.run_seq, ...(pipeline ? { pipeline } : {}) };
+    await this.startOnce(WORKFLOWS.parseDocument, workflowIds.ingestDocument(run), [input], { ...labels, dataset_id: run.dataset_id });
   }
 
-  /** Requests cancellation; the workflow marks the document CANCEL and removes partial chunks. */
-  async cancelParse(documentId: string, runSeq: number): Promise<void> {
-    try {
-      await this.client.workflow.getHandle(workflowIds.parseDocument(documentId, runSeq)).cancel();
-    } catch (err) {
-      if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+  /**
+   * Requests cancellation; the workflow marks the document CANCEL and removes partial chunks. A run started
+   * before runs were named `ingest-…` is found by its old id.
+   */
+  async cancelParse(run: IngestRunRef): Promise<void> {
+    for (const id of [workflowIds.ingestDocument(run), workflowIds.parseDocument(run.id, run.run_seq)]) {
+      try {
+        await this.client.workflow.getHandle(id).cancel();
+        return;
+      } catch (err) {
+        if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+      }
     }
   }
 

@@ -38,6 +38,17 @@ export interface PipelineStepOutput {
   notes?: string[];
 }
 
+/** The activity id of a run's step: the Temporal UI (and the benches) read which step an activity is. */
+export function stepActivityId(index: number, step: PipelineStep): string {
+  return `${index}:${step.component}:${step.id}`;
+}
+
+/** The component of a step's activity, from its id (stepActivityId); undefined for another activity. */
+export function stepComponentOf(activityId: string | null | undefined): string | undefined {
+  const parts = activityId?.split(':');
+  return parts && parts.length >= 3 && /^\d+$/.test(parts[0]!) ? parts[1] : undefined;
+}
+
 /**
  * Where a step's output is kept: per document and step, overwritten by each run, so a rerun from a later
  * step reads what the step before it last produced. `prefix` is the dataset's blob prefix.

@@ -13,6 +13,7 @@ import type { ListPage } from './paging.js';
 import { DATASET_INDEX_TYPES } from '../store/enrichment.js';
 import type { DatasetIndexControl } from './dataset-indexes.js';
 import { DATAFLOW_CANVAS } from '../pipelines/names.js';
+import type { IngestRunRef } from '../engine/task-queues.js';
 
 /** Chunk methods a dataset may be created with (spec); update additionally allows `tag`. */
 export const DATASET_CHUNK_METHODS = ['naive', 'manual', 'qa', 'table', 'paper', 'book', 'laws', 'presentation', 'picture', 'one', 'email'] as const;
@@ -47,7 +48,7 @@ export interface ListDatasetsInput extends ListPage<'create_time' | 'update_time
  */
 export interface DatasetCleanup extends Pick<DatasetIndexControl, 'cancelDatasetIndex' | 'waitDatasetIndex'> {
   startDeleteDatasets(datasetIds: string[]): Promise<void>;
-  cancelParse(documentId: string, runSeq: number): Promise<void>;
+  cancelParse(run: IngestRunRef): Promise<void>;
 }
 
 export interface HandOffOptions {
@@ -237,7 +238,7 @@ export class DatasetService {
     const stopping: Promise<void>[] = [];
     for (const id of datasetIds) {
       for (const doc of await this.store.documents.listByDataset(id)) {
-        if (doc.run === 'RUNNING') await this.cleanup.cancelParse(doc.id, doc.run_seq);
+        if (doc.run === 'RUNNING') await this.cleanup.cancelParse(doc);
       }
       for (const type of DATASET_INDEX_TYPES) {
         if ((await this.store.enrichment.task(id, type))?.status !== 'running') continue;

@@ -14,6 +14,7 @@ import { deepMerge, defaultParserConfig, mergeParserConfig, type ParserConfigMet
 import { datasetBlobPrefix, documentBlobKey } from './blob-keys.js';
 import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import type { ListPage } from './paging.js';
+import type { IngestRunRef } from '../engine/task-queues.js';
 import { stepOutputsPrefix, type PipelineRun } from '../pipelines/run-types.js';
 import { ingestionLogs } from './ingestion-logs.js';
 import { PipelinePlanError, chunkMethodPlan, pipelinePlan, stepIndex } from '../pipelines/plan.js';
@@ -37,8 +38,8 @@ function chunkMethodRun(doc: DocumentRow): PipelineRun {
 
 /** Starts and cancels parse runs (the parseDocument workflow). */
 export interface ParseControl {
-  startParse(documentId: string, datasetId: string, runSeq: number, labels: ParseLabels, pipeline?: PipelineRun): Promise<void>;
-  cancelParse(documentId: string, runSeq: number): Promise<void>;
+  startParse(run: IngestRunRef, labels: ParseLabels, pipeline?: PipelineRun): Promise<void>;
+  cancelParse(run: IngestRunRef): Promise<void>;
 }
 
 export interface UploadedFile {
@@ -201,7 +202,7 @@ export class DocumentService {
     }
     if (methodChanged) {
       // A new chunk method invalidates the chunks: stop any run, remove them, back to UNSTART.
-      if (doc.run === 'RUNNING') await this.parsing.cancelParse(doc.id, doc.run_seq);
+      if (doc.run === 'RUNNING') await this.parsing.cancelParse(doc);
       await this.index.deleteByDocument(doc.id);
       Object.assign(patch, { run: 'UNSTART', progress: 0, progress_msg: '', chunk_count: 0, token_count: 0, process_duration: 0, process_begin_at: null, run_seq: doc.run_seq + 1 });
     }
@@ -245,7 +246,7 @@ export class DocumentService {
     );
     const docs = targets.map((id) => byId.get(id)!);
     for (const doc of docs) {
-      if (doc.run === 'RUNNING') await this.parsing.cancelParse(doc.id, doc.run_seq);
+      if (doc.run === 'RUNNING') await this.parsing.cancelParse(doc);
       // Bump the run number first so that a run still finishing writes nothing back.
       await this.store.documents.update(doc.id, { run_seq: doc.run_seq + 1 });
       await this.index.deleteByDocument(doc.id);
@@ -279,7 +280,8 @@ export class DocumentService {
         errors.push(`Document ${doc.id} is already being parsed`);
         return;
       }
-      await this.parsing.startParse(doc.id, doc.dataset_id, runSeq, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline ?? chunkMethodRun(doc));
+      const run = { id: doc.id, dataset_id: doc.dataset_id, run_seq: runSeq, pipeline_id: pipeline?.id ?? null };
+      await this.parsing.startParse(run, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline ?? chunkMethodRun(doc));
       started++;
     });
     return { success_count: started, errors };
@@ -333,7 +335,7 @@ export class DocumentService {
     if (String(input.run) === '2') {
       const idle = docs.filter((d) => d.run !== 'RUNNING');
       if (idle.length) throw badRequest(`Cannot cancel a task that is not in RUNNING status: ${idle.map((d) => `${d.id} is ${d.run}`).join(', ')}`);
-      for (const doc of docs) await this.parsing.cancelParse(doc.id, doc.run_seq);
+      for (const doc of docs) await this.parsing.cancelParse(doc);
       return;
     }
     const running = docs.filter((d) => d.run === 'RUNNING');
@@ -354,7 +356,7 @@ export class DocumentService {
         errors.push(`Can't stop parsing document ${doc.id}: it is ${doc.run}, not RUNNING`);
         continue;
       }
-      await this.parsing.cancelParse(doc.id, doc.run_seq);
+      await this.parsing.cancelParse(doc);
       stopped++;
     }
     return { success_count: stopped, errors };

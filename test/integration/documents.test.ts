@@ -145,7 +145,7 @@ describe('documents over HTTP', function () {
       await waitForRun(api, ds, doc.id);
       const connection = await Connection.connect({ address: (await harness()).temporal.address });
       try {
-        const described = await new Client({ connection }).workflow.getHandle(`parse-document-${doc.id}-1`).describe();
+        const described = await new Client({ connection }).workflow.getHandle(`ingest-${ds}-${doc.id}-1-chunk-method`).describe();
         assert.deepEqual(described.memo, { document_name: 'Trail notes.txt', dataset_name: 'memo-names', dataset_id: ds });
       } finally {
         await connection.close();

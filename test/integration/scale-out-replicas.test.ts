@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { stepComponentOf } from '../../src/pipelines/run-types.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,7 +60,9 @@ describe('scale-out: two API replicas and two workers on PostgreSQL, Milvus and 
     await handle.result();
     const history = await handle.fetchHistory();
     const events: HistoryEvent[] = history.events ?? [];
-    const scheduled = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [Number(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!]));
+    // A run's steps are one activity type (runPipelineStep), each named by its activity id.
+    const name = (a: { activityId?: string | null; activityType?: { name?: string | null } | null }) => stepComponentOf(a.activityId) ?? a.activityType!.name!;
+    const scheduled = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [Number(e.eventId), name(e.activityTaskScheduledEventAttributes!)]));
     return events
       .filter((e) => e.activityTaskStartedEventAttributes)
       .map((e) => {
@@ -116,8 +119,8 @@ describe('scale-out: two API replicas and two workers on PostgreSQL, Milvus and 
 
     const done = await waitForRun(b, datasetId, documentId);
     assert.equal(done.run, 'DONE', done.progress_msg);
-    const ran = await activityWorkers(workflowIds.parseDocument(documentId, 1));
-    for (const step of ['extractAndChunk', 'embedAndIndex']) assert.ok(ran.some((r) => r.activity === step), `${step} ran`);
+    const ran = await activityWorkers(workflowIds.ingestDocument({ id: documentId, dataset_id: datasetId, run_seq: 1, pipeline_id: null }));
+    for (const step of ['ChunkMethod', 'Index']) assert.ok(ran.some((r) => r.activity === step), `${step} ran`);
     for (const r of ran) assert.ok(workerPids().includes(r.pid), `${r.activity} ran in a worker process (pid ${r.pid}), not in an API replica (pid ${process.pid})`);
 
     const chunks = await b.get(`/datasets/${datasetId}/documents/${documentId}/chunks`);
@@ -164,14 +167,14 @@ describe('scale-out: two API replicas and two workers on PostgreSQL, Milvus and 
     assert.equal(uninterrupted.run, 'DONE', uninterrupted.progress_msg);
 
     await a.post(`/datasets/${ds}/chunks`, { document_ids: [victim.id] });
-    const handle = client.workflow.getHandle(workflowIds.parseDocument(victim.id, 1));
+    const handle = client.workflow.getHandle(workflowIds.ingestDocument({ id: victim.id, dataset_id: ds, run_seq: 1, pipeline_id: null }));
     // Embedding, by progress, and the worker that runs it, by Temporal's record of the pending step.
     const running = await eventually(async () => {
       const doc = await getDoc(b, ds, victim.id);
       // Above 0.45 at least one batch of vectors is saved: the retry must resume after it, not add to it.
       if (doc.run !== 'RUNNING' || doc.progress <= 0.45) return undefined;
       const pending = (await handle.describe()).raw.pendingActivities ?? [];
-      const embed = pending.find((p) => p.activityType?.name === 'embedAndIndex' && p.lastWorkerIdentity);
+      const embed = pending.find((p) => stepComponentOf(p.activityId) === 'Index' && p.lastWorkerIdentity);
       return embed ? { progress: doc.progress as number, pid: pidOf(embed.lastWorkerIdentity) } : undefined;
     }, 120_000, 100);
     const victimWorker = workers.find((w) => w.child.pid === running.pid);
@@ -185,7 +188,7 @@ describe('scale-out: two API replicas and two workers on PostgreSQL, Milvus and 
     assert.equal(done.chunk_count, uninterrupted.chunk_count);
     const ran = await activityWorkers(handle.workflowId);
     // Embedding and indexing are one step ('parse-in-two-steps'): its retry resumes after the saved batches.
-    const embed = ran.find((r) => r.activity === 'embedAndIndex')!;
+    const embed = ran.find((r) => r.activity === 'Index')!;
     assert.equal(embed.pid, survivor.child.pid, 'the survivor finished the embedding and the indexing');
     assert.ok(embed.attempt >= 2, 'as a retry of the killed attempt');
 

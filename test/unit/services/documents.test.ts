@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { IngestRunRef } from '../../../src/engine/task-queues.js';
 import type { MetaDb } from '../../../src/store/db.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { DatasetService } from '../../../src/services/datasets.js';
@@ -41,12 +42,12 @@ class FakeParsing implements ParseControl {
   started: { documentId: string; runSeq: number; labels: unknown }[] = [];
   cancelled: string[] = [];
   cancelledRuns: number[] = [];
-  async startParse(documentId: string, _datasetId: string, runSeq: number, labels: unknown) {
-    this.started.push({ documentId, runSeq, labels });
+  async startParse(run: IngestRunRef, labels: unknown) {
+    this.started.push({ documentId: run.id, runSeq: run.run_seq, labels });
   }
-  async cancelParse(documentId: string, runSeq: number) {
-    this.cancelled.push(documentId);
-    this.cancelledRuns.push(runSeq);
+  async cancelParse(run: IngestRunRef) {
+    this.cancelled.push(run.id);
+    this.cancelledRuns.push(run.run_seq);
   }
 }
 
