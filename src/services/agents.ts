@@ -144,7 +144,7 @@ export class AgentService {
   /** One canvas; a pipeline also lists the datasets ingesting through it (RAGFlow's `datasets`), those the caller may see. */
   async detail(p: Principal, id: string) {
     const agent = await this.get(p, id);
-    const view = this.view(agent);
+    const view = await this.view(agent);
     if (agent.canvas_category !== DATAFLOW_CANVAS) return view;
     const users = await this.store.datasets.usingPipeline(agent.id);
     const visible = users.filter((d) => d.tenant_id === p.tenantId || (d.permission === 'team' && p.teamTenants.includes(d.tenant_id)));

@@ -152,6 +152,9 @@ describe('pipeline runs over HTTP: datasets that ingest through a pipeline canva
     const ds = await pipelineDataset('summarized_chunks', 'parse-route');
     const detail = await api.get(`/agents/${pipelines.get('summarized_chunks')}`);
     assert.ok(detail.body.data.datasets.some((d: any) => d.id === ds), JSON.stringify(detail.body.data.datasets));
+    // The canvas itself comes with them (the console draws it).
+    assert.equal(detail.body.data.canvas_category, 'dataflow_canvas');
+    assert.ok(detail.body.data.dsl.components['Extractor:Gist'], JSON.stringify(detail.body.data).slice(0, 300));
     const doc = (await upload(api, ds, [{ name: 'notes.pdf', bytes: pdf }])).body.data[0].id;
     const res = await api.post(`/datasets/${ds}/chunks`, { document_ids: [doc] });
     assert.equal(res.status, 200, JSON.stringify(res.body));

@@ -18,6 +18,9 @@ export interface Dataset {
   cancel_count?: number;
   done_count?: number;
   fail_count?: number;
+  /** Set when the dataset ingests through an ingestion pipeline (a dataflow canvas) instead of its chunk method. */
+  pipeline_id?: string | null;
+  parse_type?: number | null;
 }
 
 export type RunState = 'UNSTART' | 'RUNNING' | 'CANCEL' | 'DONE' | 'FAIL';
@@ -182,7 +185,33 @@ export interface Agent {
   description: string | null;
   dsl: Dsl;
   canvas_type: string | null;
+  /** `dataflow_canvas`: an ingestion pipeline (runs on documents, not as an agent). */
+  canvas_category?: string;
   update_time: number;
+  /** GET /agents/{id} of a pipeline: the datasets ingesting through it that the caller may see. */
+  datasets?: { id: string; name: string }[];
+}
+
+export const DATAFLOW_CANVAS = 'dataflow_canvas';
+
+/** One step of a document's ingestion run (GET /datasets/{id}/ingestions). */
+export interface IngestionStep {
+  component_id: string;
+  component_name: string;
+  status: RunState;
+  /** Seconds; null while the step runs. */
+  duration: number | null;
+  /** Counts (pages, sections, chunks, tokens, model_calls, cached_calls) and notes. */
+  output: Record<string, unknown>;
+  error: string | null;
+}
+
+export interface IngestionLog {
+  id: string;
+  document_id: string;
+  run_seq: number;
+  operation_status: RunState;
+  steps: IngestionStep[];
 }
 
 export interface AgentTemplate {
@@ -190,6 +219,7 @@ export interface AgentTemplate {
   title: Record<string, string>;
   description: Record<string, string>;
   canvas_type: string;
+  canvas_category?: string;
   dsl: Dsl;
 }
 

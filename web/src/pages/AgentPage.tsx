@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api/http.js';
-import type { Agent, AgentSession, Dsl } from '../api/types.js';
+import { DATAFLOW_CANVAS, type Agent, type AgentSession, type Dsl } from '../api/types.js';
 import { AgentCanvas, type NodeState } from '../components/AgentCanvas.js';
 import { AgentRunPanel } from '../components/AgentRunPanel.js';
 import { AnsweringModel } from '../components/AnsweringModel.js';
@@ -8,6 +8,7 @@ import { agentModels, useDefaultModels } from '../models.js';
 import { ListStatus } from '../components/ListStatus.js';
 import { ErrorMessage, Loading, Notice, PageHeader, SubmitButton, TextArea, formatTime } from '../components/ui.js';
 import { useAction, useConfirmedAction, useLoad } from '../hooks.js';
+import { Link } from '../router.js';
 
 type View = 'canvas' | 'dsl' | 'sessions';
 
@@ -17,15 +18,21 @@ export function AgentPage({ agentId }: { agentId: string }) {
   const [states, setStates] = useState<Record<string, NodeState>>({});
   const [sessionId, setSessionId] = useState<string>();
   const defaults = useDefaultModels();
+  // An ingestion pipeline runs on documents, not as an agent: its canvas is shown, with no run panel or sessions.
+  const pipeline = agent.data?.canvas_category === DATAFLOW_CANVAS;
 
   return (
     <>
       <PageHeader title={agent.data?.title ?? 'Agent'} back={{ to: '/agents', label: 'Agents' }} />
       <ErrorMessage error={agent.error} />
       {agent.data?.description && <p className="muted">{agent.data.description}</p>}
-      {agent.data && defaults.data?.chat_model && <AnsweringModel models={agentModels(agent.data.dsl, defaults.data.chat_model)} what="agent" />}
+      {pipeline ? (
+        <PipelineNote datasets={agent.data?.datasets ?? []} />
+      ) : (
+        agent.data && defaults.data?.chat_model && <AnsweringModel models={agentModels(agent.data.dsl, defaults.data.chat_model)} what="agent" />
+      )}
       <div className="tabs" role="tablist" aria-label="Agent views">
-        {(['canvas', 'dsl', 'sessions'] as const).map((v) => (
+        {(pipeline ? (['canvas', 'dsl'] as const) : (['canvas', 'dsl', 'sessions'] as const)).map((v) => (
           <button key={v} type="button" role="tab" aria-selected={view === v} className={view === v ? 'tab current' : 'tab'} onClick={() => setView(v)}>
             {v === 'canvas' ? 'Canvas' : v === 'dsl' ? 'DSL (JSON)' : 'Sessions'}
           </button>
@@ -34,16 +41,38 @@ export function AgentPage({ agentId }: { agentId: string }) {
       {!agent.data ? (
         !agent.error && <Loading />
       ) : (
-        <div className="agent-layout">
+        <div className={pipeline ? undefined : 'agent-layout'}>
           <div role="tabpanel" aria-label={view}>
             {view === 'canvas' && <AgentCanvas dsl={agent.data.dsl} states={states} />}
             {view === 'dsl' && <DslEditor agent={agent.data} onSaved={agent.reload} />}
-            {view === 'sessions' && <Sessions agentId={agentId} current={sessionId} onOpen={(id) => setSessionId(id)} />}
+            {view === 'sessions' && !pipeline && <Sessions agentId={agentId} current={sessionId} onOpen={(id) => setSessionId(id)} />}
           </div>
-          <AgentRunPanel agent={agent.data} sessionId={sessionId} onSession={setSessionId} onStates={setStates} />
+          {!pipeline && <AgentRunPanel agent={agent.data} sessionId={sessionId} onSession={setSessionId} onStates={setStates} />}
         </div>
       )}
     </>
+  );
+}
+
+function PipelineNote({ datasets }: { datasets: { id: string; name: string }[] }) {
+  return (
+    <p className="muted" data-testid="pipeline-note">
+      <span className="badge">Ingestion pipeline</span> It runs on the documents of the datasets that ingest through it, not as an agent.{' '}
+      {datasets.length ? (
+        <>
+          Used by{' '}
+          {datasets.map((d, i) => (
+            <span key={d.id}>
+              {i > 0 && ', '}
+              <Link to={`/datasets/${d.id}`}>{d.name}</Link>
+            </span>
+          ))}
+          .
+        </>
+      ) : (
+        'No dataset uses it yet: choose it when creating a dataset.'
+      )}
+    </p>
   );
 }
 

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api/http.js';
-import type { Agent, AgentTemplate } from '../api/types.js';
+import { DATAFLOW_CANVAS, type Agent, type AgentTemplate } from '../api/types.js';
 import { DatasetPicker } from '../components/DatasetPicker.js';
 import { FormDialog } from '../components/FormDialog.js';
 import { LinkCard } from '../components/LinkCard.js';
@@ -28,6 +28,7 @@ export function AgentsPage() {
       <div className="cards">
         {list.data?.canvas.map((a) => (
           <LinkCard key={a.id} title={a.title} to={`/agents/${a.id}`}>
+            {a.canvas_category === DATAFLOW_CANVAS && <span className="badge">Ingestion pipeline</span>}
             {a.description && <p className="small muted">{a.description.length > 160 ? `${a.description.slice(0, 160)}…` : a.description}</p>}
             <p className="small muted">
               {Object.keys(a.dsl?.components ?? {}).length} components · updated {formatTime(a.update_time)}
@@ -35,7 +36,9 @@ export function AgentsPage() {
             <button
               type="button"
               className="danger"
-              onClick={() => del.confirmThenRun(`Delete the agent "${a.title}" and its sessions?`, () => api.delete(`/agents/${a.id}`))}
+              onClick={() =>
+                del.confirmThenRun(a.canvas_category === DATAFLOW_CANVAS ? `Delete the ingestion pipeline "${a.title}"?` : `Delete the agent "${a.title}" and its sessions?`, () => api.delete(`/agents/${a.id}`))
+              }
               aria-label={`Delete ${a.title}`}
             >
               Delete
@@ -74,6 +77,7 @@ function TemplateDialog({ onClose }: { onClose: () => void }) {
             <input id={`tpl-${t.id}`} type="radio" name="template" checked={chosen?.id === t.id} onChange={() => (setChosen(t), setTitle(t.title.en ?? t.id))} />
             <label htmlFor={`tpl-${t.id}`}>
               <strong>{t.title.en ?? t.id}</strong>
+              {t.canvas_category === DATAFLOW_CANVAS && <> <span className="badge">Ingestion pipeline</span></>}
             </label>
             <small className="muted">{t.description.en}</small>
           </div>

@@ -1,7 +1,7 @@
 import { useCallback, useState } from 'react';
 import { api, request } from '../api/http.js';
 import { downloadFile } from '../api/download.js';
-import { chunkMethodOptions, DATASET_CHUNK_METHODS, type Doc } from '../api/types.js';
+import { chunkMethodOptions, DATASET_CHUNK_METHODS, type Doc, type IngestionLog, type IngestionStep } from '../api/types.js';
 import { DataTable } from '../components/DataTable.js';
 import { DatasetHeader, useDataset } from '../components/DatasetTabs.js';
 import { FormDialog } from '../components/FormDialog.js';
@@ -9,7 +9,7 @@ import { ListStatus } from '../components/ListStatus.js';
 import { MetadataEditor } from '../components/MetadataEditor.js';
 import { ParserConfigForm } from '../components/ParserConfigForm.js';
 import { UploadZone } from '../components/UploadZone.js';
-import { CheckboxField, Pager, ProgressBar, SelectField, TextField, formatBytes } from '../components/ui.js';
+import { CheckboxField, ErrorMessage, Pager, ProgressBar, SelectField, TextField, countOf, formatBytes } from '../components/ui.js';
 import { useAction, useConfirmedAction, useDebounced, usePolling, useLoad } from '../hooks.js';
 import { Link } from '../router.js';
 
@@ -30,6 +30,7 @@ export function DatasetDocumentsPage({ datasetId }: { datasetId: string }) {
   const action = useConfirmedAction(docs.reload);
   const running = docs.data?.docs.some((d) => d.run === 'RUNNING') ?? false;
   usePolling(docs, POLL_MS, running);
+  const pipeline = !!dataset.data?.pipeline_id;
 
   const parse = useCallback(
     async (ids: string[]) => {
@@ -73,9 +74,17 @@ export function DatasetDocumentsPage({ datasetId }: { datasetId: string }) {
           columns={[
             { label: 'Name', cell: (d) => <Link to={`/datasets/${datasetId}/documents/${d.id}`}>{d.name}</Link> },
             { label: 'Size', cell: (d) => formatBytes(d.size) },
-            { label: 'Chunk method', cell: (d) => d.chunk_method },
+            { label: 'Chunk method', cell: (d) => (pipeline ? 'Ingestion pipeline' : d.chunk_method) },
             { label: 'Chunks', cell: (d) => d.chunk_count },
-            { label: 'Parsing', cell: (d) => <RunState doc={d} /> },
+            {
+              label: 'Parsing',
+              cell: (d) => (
+                <>
+                  <RunState doc={d} />
+                  {pipeline && <IngestionSteps datasetId={datasetId} doc={d} />}
+                </>
+              ),
+            },
           ]}
           actions={(d) => (
             <>
@@ -131,6 +140,47 @@ function RunState({ doc }: { doc: Doc }) {
       {doc.progress_msg && <div className={`small ${doc.run === 'FAIL' ? 'error-text' : 'muted'}`}>{lastLine(doc.progress_msg)}</div>}
     </div>
   );
+}
+
+const STEP_LABELS: Record<string, string> = { RUNNING: 'Running', DONE: 'Done', FAIL: 'Failed', CANCEL: 'Cancelled' };
+const STEP_CLASSES: Record<string, string> = { DONE: 'ok', RUNNING: 'busy', FAIL: 'bad' };
+
+/**
+ * The steps of a document's latest ingestion run through its dataset's pipeline: each component's status,
+ * duration and output counts. While the document runs, the steps load again on each poll of the document
+ * list (a new `doc`); once it ends, until its last step is logged as ended too.
+ */
+function IngestionSteps({ datasetId, doc }: { datasetId: string; doc: Doc }) {
+  const logs = useLoad(
+    (signal) => api.get<{ total: number; logs: IngestionLog[] }>(`/datasets/${datasetId}/ingestions`, { document_id: doc.id, page_size: 1 }, signal),
+    [datasetId, doc.id, doc.run === 'RUNNING' ? doc : doc.run],
+  );
+  const log = logs.data?.logs[0];
+  // The document is marked DONE by its last step, just before that step's log ends.
+  usePolling(logs, POLL_MS, doc.run !== 'RUNNING' && log?.operation_status === 'RUNNING');
+  if (logs.error) return <ErrorMessage error={logs.error} />;
+  if (!log) return null;
+  return (
+    <ol className="ingestion-steps" aria-label={`Ingestion steps of ${doc.name}`}>
+      {log.steps.map((step) => (
+        <li key={step.component_id} data-step={step.component_id} data-status={step.status}>
+          <span className={`badge ${STEP_CLASSES[step.status] ?? ''}`}>{STEP_LABELS[step.status] ?? step.status}</span> <strong>{step.component_id}</strong>{' '}
+          <span className="muted small">{stepSummary(step)}</span>
+          {Array.isArray(step.output.notes) && step.output.notes.length > 0 && <div className="small muted">{step.output.notes.join(' ')}</div>}
+          {step.error && <div className="small error-text">{step.error}</div>}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** "0.42 s · 3 chunks · 120 tokens": a step's duration and the counts of its output. */
+function stepSummary(step: IngestionStep): string {
+  const parts = [step.duration === null ? 'running…' : `${step.duration.toFixed(2)} s`];
+  for (const [key, value] of Object.entries(step.output)) {
+    if (typeof value === 'number') parts.push(countOf(value, key.replace(/_/g, ' ').replace(/s$/, '')));
+  }
+  return parts.join(' · ');
 }
 
 function lastLine(msg: string): string {

@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api } from '../api/http.js';
 import { chunkMethodOptions, DATASET_CHUNK_METHODS, PERMISSION_OPTIONS, type Dataset } from '../api/types.js';
 import { DatasetHeader, useDataset } from '../components/DatasetTabs.js';
+import { IngestionChoice } from '../components/IngestionChoice.js';
 import { ModelSelect } from '../components/ModelSelect.js';
 import { ParserConfigForm } from '../components/ParserConfigForm.js';
 import { ErrorMessage, Loading, Notice, SelectField, SubmitButton, TextArea, TextField } from '../components/ui.js';
@@ -38,8 +39,10 @@ function SettingsForm({ dataset, onSaved }: { dataset: Dataset; onSaved: () => v
       description: form.description || null,
       permission: form.permission,
       pagerank: form.pagerank,
-      chunk_method: form.chunk_method,
-      parser_config: form.parser_config,
+      // A chunk method sent takes the dataset off its pipeline: a pipeline dataset keeps it unless another mode is chosen.
+      ...(form.use_pipeline
+        ? { parse_type: dataset.parse_type ?? 1, pipeline_id: form.pipeline_id }
+        : { chunk_method: form.chunk_method, parser_config: form.parser_config }),
     };
     if (form.embedding_model !== dataset.embedding_model) body.embedding_model = form.embedding_model;
     const ok = await save.run(() => api.put(`/datasets/${dataset.id}`, body));
@@ -82,14 +85,16 @@ function SettingsForm({ dataset, onSaved }: { dataset: Dataset; onSaved: () => v
         hint="0–100: chunks of datasets with a higher rank come first in retrieval over several datasets."
         onChange={(e) => set('pagerank', Number(e.target.value))}
       />
-      <SelectField
-        label="Chunk method"
-        hint="Applies to documents uploaded from now on; parse a document again to re-chunk it."
-        options={chunkMethodOptions([...DATASET_CHUNK_METHODS, 'tag'])}
-        value={form.chunk_method}
-        onChange={(e) => (set('chunk_method', e.target.value), set('parser_config', {}))}
-      />
-      <ParserConfigForm method={form.chunk_method} value={form.parser_config} onChange={(c) => set('parser_config', c)} />
+      <IngestionChoice usePipeline={form.use_pipeline} onUsePipeline={(use) => set('use_pipeline', use)} pipelineId={form.pipeline_id} onPipeline={(id) => set('pipeline_id', id)}>
+        <SelectField
+          label="Chunk method"
+          hint="Applies to documents uploaded from now on; parse a document again to re-chunk it."
+          options={chunkMethodOptions([...DATASET_CHUNK_METHODS, 'tag'])}
+          value={form.chunk_method}
+          onChange={(e) => (set('chunk_method', e.target.value), set('parser_config', {}))}
+        />
+        <ParserConfigForm method={form.chunk_method} value={form.parser_config} onChange={(c) => set('parser_config', c)} />
+      </IngestionChoice>
       <ErrorMessage error={save.error} />
       {saved && <Notice>Settings saved.</Notice>}
       <div className="form-actions">
@@ -112,5 +117,7 @@ function formOf(ds: Dataset) {
     pagerank: ds.pagerank,
     chunk_method: ds.chunk_method,
     parser_config: ds.parser_config,
+    use_pipeline: !!ds.pipeline_id,
+    pipeline_id: ds.pipeline_id ?? '',
   };
 }

@@ -3,6 +3,7 @@ import { api, request } from '../api/http.js';
 import { chunkMethodOptions, DATASET_CHUNK_METHODS, PERMISSION_OPTIONS, type Dataset } from '../api/types.js';
 import { DataTable } from '../components/DataTable.js';
 import { FormDialog } from '../components/FormDialog.js';
+import { IngestionChoice } from '../components/IngestionChoice.js';
 import { ListStatus } from '../components/ListStatus.js';
 import { ModelSelect } from '../components/ModelSelect.js';
 import { PageHeader, Pager, SelectField, TextArea, TextField, formatTime } from '../components/ui.js';
@@ -51,7 +52,7 @@ export function DatasetsPage() {
             { label: 'Documents', cell: (ds) => ds.document_count },
             { label: 'Chunks', cell: (ds) => ds.chunk_count },
             { label: 'Parsing', cell: (ds) => <StatusCounts ds={ds} /> },
-            { label: 'Chunk method', cell: (ds) => ds.chunk_method },
+            { label: 'Chunk method', cell: (ds) => (ds.pipeline_id ? 'Ingestion pipeline' : ds.chunk_method) },
             { label: 'Updated', cell: (ds) => formatTime(ds.update_time) },
           ]}
           actions={(ds) => (
@@ -103,22 +104,43 @@ function CreateDatasetDialog({ open, onClose }: { open: boolean; onClose: () => 
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [chunkMethod, setChunkMethod] = useState('naive');
+  const [usePipeline, setUsePipeline] = useState(false);
+  const [pipelineId, setPipelineId] = useState('');
   const [embedding, setEmbedding] = useState('');
   const [permission, setPermission] = useState('me');
   const { busy, error, run } = useAction();
 
   const submit = async () => {
     const ds = await run(() =>
-      api.post<Dataset>('/datasets', { name, description: description || null, chunk_method: chunkMethod, permission, embedding_model: embedding || null }),
+      api.post<Dataset>('/datasets', {
+        name,
+        description: description || null,
+        // RAGFlow's choice: a chunk method, or an ingestion pipeline (parse_type 1 with its id).
+        ...(usePipeline ? { parse_type: 1, pipeline_id: pipelineId } : { chunk_method: chunkMethod }),
+        permission,
+        embedding_model: embedding || null,
+      }),
     );
     if (ds) navigate(`/datasets/${ds.id}`);
   };
 
   return (
-    <FormDialog title="New dataset" open={open} onClose={onClose} onSubmit={submit} busy={busy} error={error} submitLabel="Create dataset" busyLabel="Creating…">
+    <FormDialog
+      title="New dataset"
+      open={open}
+      onClose={onClose}
+      onSubmit={submit}
+      busy={busy}
+      error={error}
+      submitLabel="Create dataset"
+      busyLabel="Creating…"
+      submitDisabled={usePipeline && !pipelineId}
+    >
       <TextField label="Name" required maxLength={128} value={name} onChange={(e) => setName(e.target.value)} autoFocus />
       <TextArea label="Description" rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
-      <SelectField label="Chunk method" options={chunkMethodOptions(DATASET_CHUNK_METHODS)} value={chunkMethod} onChange={(e) => setChunkMethod(e.target.value)} />
+      <IngestionChoice usePipeline={usePipeline} onUsePipeline={setUsePipeline} pipelineId={pipelineId} onPipeline={setPipelineId}>
+        <SelectField label="Chunk method" options={chunkMethodOptions(DATASET_CHUNK_METHODS)} value={chunkMethod} onChange={(e) => setChunkMethod(e.target.value)} />
+      </IngestionChoice>
       <ModelSelect type="embedding" label="Embedding model" none="Workspace default" value={embedding} onChange={setEmbedding} />
       <SelectField label="Permission" options={PERMISSION_OPTIONS} value={permission} onChange={(e) => setPermission(e.target.value)} />
     </FormDialog>
