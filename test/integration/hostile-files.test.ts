@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { workflowIds } from '../../src/engine/task-queues.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../src/config.js';
@@ -48,8 +49,8 @@ function parserChildren(workerPid: number): number[] {
 }
 
 /** Attempts of the extract activity in the parse workflow of a document (1 unless Temporal retried it). */
-async function extractAttempts(client: Client, documentId: string): Promise<number> {
-  const history = await client.workflow.getHandle(`parse-document-${documentId}-1`).fetchHistory();
+async function extractAttempts(client: Client, datasetId: string, documentId: string): Promise<number> {
+  const history = await client.workflow.getHandle(workflowIds.ingestDocument({ id: documentId, dataset_id: datasetId, run_seq: 1, pipeline_id: null })).fetchHistory();
   const attempts = (history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 1] : []));
   return Math.max(...attempts);
 }
@@ -151,7 +152,7 @@ describe('hostile files', function () {
       const connection = await Connection.connect({ address: h.temporal.address });
       try {
         const client = new Client({ connection });
-        for (const name of reasons.keys()) assert.equal(await extractAttempts(client, ids.get(name)!), 1, `${name} was parsed more than once`);
+        for (const name of reasons.keys()) assert.equal(await extractAttempts(client, datasetId, ids.get(name)!), 1, `${name} was parsed more than once`);
       } finally {
         await connection.close();
       }
