@@ -22,7 +22,7 @@ export async function writeWorkflowBundle(rootDir: string): Promise<string> {
 }
 
 /** Folders and files whose code goes into the bundle: the workflows and the pure modules they import. */
-export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events', 'src/enrichment', 'src/engine/task-queues.ts', 'src/records.ts'];
+export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events', 'src/enrichment', 'src/pipelines', 'src/engine/task-queues.ts', 'src/records.ts'];
 
 function sourceFiles(at: string): string[] {
   if (!fs.existsSync(at)) return [];
