@@ -8,7 +8,6 @@ import { draftTokens } from '../../src/chunking/chunk-file.js';
 import { cachedCalls } from '../../src/enrichment/cached-calls.js';
 import { ModelError } from '../../src/models/types.js';
 import { nowMs } from '../../src/time.js';
-import { isRecord } from '../../src/records.js';
 import { tokenChunk, titleChunk } from '../../src/pipelines/chunkers.js';
 import { documentMetadata, extractorCall, tokenizerText, withAnswer, type PipelineChunk } from '../../src/pipelines/extractor.js';
 import { setupFor, unsupportedSetup } from '../../src/pipelines/parser-setup.js';
@@ -277,7 +276,7 @@ export function pipelineActivities(deps: Deps, guard: RunGuard, parts: { parseFi
     const groups = [input.step.params.compilation_template_group_id, input.step.params.compilation_template_group_ids].flat().filter((g) => typeof g === 'string' && g);
     if (groups.length) notes.push(`compilation template groups (${groups.join(', ')}) are not built by Cairn: it builds RAPTOR summaries and the knowledge graph`);
     if (input.previousComponent === 'Tokenizer' || input.previousComponent === 'Compiler') return { counts: { chunks: doc.chunk_count }, notes };
-    const out = await indexStep(input, ref, doc, previousId, isRecord(input.step.params) ? { ...input.step.params, fields: 'text', search_method: ['full_text', 'embedding'] } : {});
+    const out = await indexStep(input, ref, doc, previousId, { ...input.step.params, fields: 'text', search_method: ['full_text', 'embedding'] });
     return { ...out, notes };
   }
 }
