@@ -7,6 +7,11 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/** A worker that polls workflow tasks, with the connection it polls on (a client on it can start workflows eagerly). */
+interface RunningWorkflowWorker extends RunningWorker {
+  connection: NativeConnection;
+}
+
 let runtimeInstalled = false;
 
 /**
@@ -53,7 +58,7 @@ export async function startWorker(opts: {
   /** Upper bound between heartbeats sent to the server (cancellation arrives with their answers). */
   maxHeartbeatThrottleInterval?: string;
   onFatal?: (err: unknown) => void;
-}): Promise<RunningWorker> {
+}): Promise<RunningWorkflowWorker> {
   installRuntimeOnce();
   const workflows = opts.workflows ?? true;
   if (workflows) await ensureWorkflowBundle(opts.rootDir);
@@ -72,6 +77,7 @@ export async function startWorker(opts: {
   });
   const running = worker.run().catch((err) => opts.onFatal?.(err));
   return {
+    connection,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
@@ -95,6 +101,8 @@ const ROLE_OPTIONS: Record<WorkerRole, { maxConcurrentActivities: number; maxHea
 export interface RunningWorkers extends RunningWorker {
   /** The task queue polled for each role, in WORKER_ROLES order. */
   queues: { role: WorkerRole; queue: string }[];
+  /** The connection each role's workflow worker polls on. */
+  connections: Partial<Record<WorkerRole, NativeConnection>>;
 }
 
 /**
@@ -113,6 +121,7 @@ export async function startWorkers(
   if (opts.roles.length === 0) throw new Error(`a worker needs at least one role (${WORKER_ROLES.join(', ')})`);
   const roles = WORKER_ROLES.filter((r) => opts.roles.includes(r));
   const started: RunningWorker[] = [];
+  const connections: RunningWorkers['connections'] = {};
   const stopAll = async () => {
     await Promise.all(started.map((w) => w.stop()));
   };
@@ -120,7 +129,9 @@ export async function startWorkers(
     for (const role of roles) {
       const queue = roleTaskQueue(role, opts.taskQueue);
       const activities = opts.activitiesOf(role);
-      started.push(await startWorker({ ...opts, ...ROLE_OPTIONS[role], taskQueue: queue, activities }));
+      const worker = await startWorker({ ...opts, ...ROLE_OPTIONS[role], taskQueue: queue, activities });
+      started.push(worker);
+      connections[role] = worker.connection;
       // Extraction slots: a file for each parser process and one more being read or chunked meanwhile, so
       // the parsers never wait for Temporal and no more files wait for them.
       if (role === 'parse') started.push(await startWorker({ ...opts, taskQueue: extractTaskQueue(queue), activities, workflows: false, maxConcurrentActivities: opts.parserProcesses + 1 }));
@@ -129,7 +140,7 @@ export async function startWorkers(
     await stopAll();
     throw err;
   }
-  return { queues: roles.map((role) => ({ role, queue: roleTaskQueue(role, opts.taskQueue) })), stop: stopAll };
+  return { queues: roles.map((role) => ({ role, queue: roleTaskQueue(role, opts.taskQueue) })), connections, stop: stopAll };
 }
 
 /** `'cairn' (parse), 'cairn-agents' (agents)`: for the line a worker logs when it starts. */
