@@ -3,6 +3,7 @@ import { Client, Connection, WorkflowExecutionAlreadyStartedError, type Connecti
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type IngestRunRef, type WorkflowName } from './task-queues.js';
 import { startWorkflow, type WorkflowArgs } from './workflow-starts.js';
 import type { AgentRunInput } from '../agents/run-types.js';
+import { recordAgentTurnStart } from '../observability/agent-start-metrics.js';
 import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl, ParseLabels } from '../services/documents.js';
 import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
@@ -89,13 +90,14 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
   /** Starts a turn of an agent session; false when a turn of that session is still running. */
   async startAgentRun(input: AgentRunInput): Promise<boolean> {
     try {
-      await startWorkflow(this.agentStarter ?? this.client, WORKFLOWS.agentRun, {
+      const started = await startWorkflow(this.agentStarter ?? this.client, WORKFLOWS.agentRun, {
         taskQueue: workflowTaskQueue(WORKFLOWS.agentRun, this.taskQueue),
         workflowId: workflowIds.agentRun(input.agentId, input.sessionId),
         args: [input],
         memo: { runKey: input.runKey },
         requestEagerStart: this.agentStarter !== undefined,
       });
+      recordAgentTurnStart(started.eagerlyStarted);
       return true;
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
