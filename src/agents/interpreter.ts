@@ -597,10 +597,17 @@ function invokeParams(params: Record<string, unknown>, scope: Scope): Record<str
   };
 }
 
-/** An Agent tool's params, resolved as its component resolves them (a CodeExec script is code, not a template). */
+/**
+ * An Agent tool's params, resolved as its component resolves them: a CodeExec script is code, not a
+ * template, and only its arguments are references; a sub-Agent's own tools follow the same rule.
+ */
 function toolParams(tool: ToolDef, scope: Scope): Record<string, unknown> {
   const params = tool.params ?? {};
   if (tool.component_name === 'CodeExec') return { ...params, ...codeParams(params, scope) };
+  if (tool.component_name === 'Agent' && Array.isArray(params.tools)) {
+    const { tools, ...rest } = params;
+    return { ...(resolveParam(rest, scope) as Record<string, unknown>), tools: (tools as ToolDef[]).map((t) => ({ ...t, params: toolParams(t, scope) })) };
+  }
   return (resolveParam(params, scope) ?? {}) as Record<string, unknown>;
 }
 

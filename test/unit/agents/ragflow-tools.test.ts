@@ -6,7 +6,9 @@ import { DslError, validateDsl } from '../../../src/agents/validate.js';
 import { codeJobOf, codeToolSpec } from '../../../src/agents/io/code-tool.js';
 import { runModelCall, type ModelRunDeps } from '../../../src/agents/io/model-runner.js';
 import { runCode, stopSandboxSpares } from '../../../src/agents/io/sandbox/index.js';
-import type { ModelCall, ToolCallEvent } from '../../../src/agents/run-types.js';
+import type { AgentRunInput, ComponentCall, ModelCall, ToolCallEvent } from '../../../src/agents/run-types.js';
+import { runCanvas } from '../../../src/agents/interpreter.js';
+import type { CanvasDsl } from '../../../src/agents/dsl.js';
 import type { ChatDelta, ChatMessage, ChatModel, ChatOptions, ToolCall } from '../../../src/models/types.js';
 
 /**
@@ -109,6 +111,31 @@ describe("agents: RAGFlow's tools (outside services, CodeExec as an Agent tool)"
   });
 
   describe('CodeExec as an Agent tool', () => {
+    it("the interpreter hands the tool its script as written and its arguments resolved (a sub-Agent's CodeExec tool too)", async () => {
+      const script = 'def main(q):\n    return {"echo": q, "literal": "{sys.query}"}';
+      const code = { component_name: 'CodeExec', name: 'CodeExec', params: { lang: 'python', script, arguments: { q: 'sys.query' } } };
+      const canvas = {
+        components: {
+          begin: { obj: { component_name: 'Begin', params: {} }, downstream: ['Agent:A'], upstream: [] },
+          'Agent:A': { obj: { component_name: 'Agent', params: { tools: [code, { component_name: 'Agent', name: 'helper', params: { sys_prompt: 'Asked: {sys.query}', tools: [code] } }] } }, downstream: [], upstream: ['begin'] },
+        },
+        globals: {},
+        history: [],
+        path: [],
+        retrieval: [],
+      } as unknown as CanvasDsl;
+      const calls: ComponentCall[] = [];
+      const input: AgentRunInput = { runKey: 'r', agentId: 'a', sessionId: 's', tenantId: 't', createdAt: 1, canvas, names: {}, request: { query: 'sum it', inputs: {}, files: [], userId: 'u' } };
+      await runCanvas(input, { call: async (call) => (calls.push(call), { outputs: { content: '' } }), emit: () => undefined, now: () => 1, random: () => 0 });
+      const tools = (calls[0] as ModelCall).tools!;
+      assert.equal(tools[0]!.params.script, script, 'the script is code, not a template');
+      assert.deepEqual(tools[0]!.params.arguments, { q: 'sum it' });
+      const nested = (tools[1]!.params.tools as { params: Record<string, unknown> }[])[0]!;
+      assert.equal(tools[1]!.params.sys_prompt, 'Asked: sum it', "the sub-Agent's own params are resolved");
+      assert.equal(nested.params.script, script);
+      assert.deepEqual(nested.params.arguments, { q: 'sum it' });
+    });
+
     it("is offered as RAGFlow's execute_code function: lang and script required, the configured arguments offered too", () => {
       const spec = codeToolSpec('execute_code', { arguments: { rows: '' } });
       assert.equal(spec.name, 'execute_code');
