@@ -131,6 +131,18 @@ describe("RAGFlow's agent templates: every one imports unchanged; CodeExec runs 
     assert.ok(!events.some((e) => e.data?.code === 500), 'without an error frame');
   });
 
+  it('stock_market_research_assistant: a stock the first Agent finds goes to the YahooFinance component, which fails the run naming what is missing and to use an Invoke component instead; "Not Found" ends with its Message', async () => {
+    fake.behaviour.answer = (messages) => ({ answer: lastUserMessage(messages).includes('Acme') ? 'ACME' : 'Not Found' });
+    const agentId = await createAgent(api, wired('stock_market_research_assistant', modelId, datasetId));
+    const res = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'How is Acme doing?', stream: false });
+    assert.equal(res.status, 500, JSON.stringify(res.body));
+    assert.equal(res.body.message, `Component 'YahooFinance:QuickAdsDig' (YahooFinance) failed: ${externalComponentError('YahooFinance')}`);
+    assert.match(res.body.message, /YahooFinance needs the Yahoo Finance API, an outside service Cairn does not provide; use an Invoke component/);
+    const other = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'Tell me a joke', stream: false });
+    assert.equal(other.status, 200, JSON.stringify(other.body));
+    assert.equal(other.body.data.data.content, 'Your query is not supported.');
+  });
+
   it("text2sql_data_expert: the ExeSQL component fails the run naming what is missing (an SQL database server) and that Cairn has nothing local for it", async () => {
     fake.behaviour.answer = () => ({ answer: 'SELECT COUNT(*) FROM trails;' });
     const agentId = await createAgent(api, wired('text2sql_data_expert', modelId, datasetId));
