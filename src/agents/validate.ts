@@ -267,7 +267,7 @@ function validateParams(id: string, name: ComponentName, params: Record<string, 
       if (isExternalComponent(toolName)) continue;
       if (!(TOOL_NAMES as readonly string[]).includes(String(toolName))) {
         const param = paramPath([...at, 'component_name']);
-        throw new DslError(`${label}: param '${param}': unknown tool '${String(toolName)}' (Cairn's agents can use ${TOOL_NAMES.join(', ')})`, id, param);
+        throw new DslError(`${label}: param '${param}': unknown tool '${String(toolName)}' (Cairn's agents can use ${TOOL_NAMES.join(', ')}, the tools of MCP servers (param 'mcp'), and RAGFlow's tools that need an outside service, which answer with an error)`, id, param);
       }
       validateParams(id, toolName as ComponentName, toolParamsToCheck(toolName as ComponentName, isRecord(tool.params) ? tool.params : {}), [...at, 'params'], ownerName);
     }
