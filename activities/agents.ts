@@ -33,6 +33,8 @@ export function agentActivities(deps: ActivityDeps) {
       await deps.urlGuard(row.url);
       return mcpConfigOf(row);
     },
+    // An Agent's CodeExec tool: the same sandbox and limits as the CodeExec component (the Agent's timeout bounds both).
+    runCode: (params, signal) => runCode(params, signal, deps.agentLimits.code),
   });
 
   return {
