@@ -12,6 +12,8 @@ import { toolRunEvent } from '../src/agents/io/tool-events.js';
 import { pickCategory } from '../src/agents/components/pure.js';
 import { walkPath } from '../src/agents/refs.js';
 import { recordTurn } from '../src/agents/io/session-turns.js';
+import { recordRunEnd } from '../src/agents/io/run-records.js';
+import { stepInputEvents } from '../src/agents/run-steps.js';
 import { RUN_END, type RunEvent } from '../src/events/types.js';
 
 type Call<K extends ComponentCall['kind']> = Extract<ComponentCall, { kind: K }>;
@@ -128,9 +130,11 @@ export function agentActivities(deps: ActivityDeps) {
         return { outputs: await runCode((input.call as Call<'CodeExec'>).params, signal, { ...code, timeoutMs }) };
       }),
 
-    /** Persists the turn in its session (once, whatever the retries), then sends the last events and closes the log. */
+    /** Persists the turn in its session and its run record (once, whatever the retries), then sends the last events and closes the log. */
     async agentFinishTurn(input: RunIds & { request: RunRequest; outcome: TurnOutcome; events: RunEvent[] }): Promise<void> {
       await recordTurn(store, input);
+      // Before the log's end: a caller whose stream ended finds the run recorded.
+      await recordRunEnd(store, events, input);
       await events.publish(input.runKey, [...input.events, { event: RUN_END, data: { status: input.outcome.status } }]);
     },
   };
@@ -155,7 +159,8 @@ export function agentActivities(deps: ActivityDeps) {
   ): Promise<ComponentResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
-    if (attempt === 1) await events.publish(input.runKey, input.before);
+    // The component's resolved inputs go to the log too, for the run's record (never to the caller).
+    if (attempt === 1) await events.publish(input.runKey, [...input.before, ...stepInputEvents(input.call)]);
     const beat = setInterval(() => ctx.heartbeat(), 250);
     let lastError = '';
     let lastFailure: unknown;

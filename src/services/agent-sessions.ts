@@ -4,9 +4,10 @@ import type { Principal } from './auth.js';
 import type { AgentService } from './agents.js';
 import { isRelease } from './agents.js';
 import type { RunEvent, RunEvents } from '../events/types.js';
-import type { CanvasDsl, RunInputs } from '../agents/dsl.js';
+import type { CanvasDsl, Outputs, RunInputs } from '../agents/dsl.js';
 import type { AgentRunInput } from '../agents/run-types.js';
 import { sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
+import { recordRunStart } from '../agents/io/run-records.js';
 import { followAgentRun } from '../agents/stream.js';
 import { prologue } from '../agents/components/pure.js';
 import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
@@ -41,6 +42,10 @@ export interface CompletionInput {
   user_id?: string;
   chat_template_kwargs?: Record<string, unknown>;
   release?: boolean | string;
+  /** What starts the turn, for its run record ('completion' when absent). */
+  trigger?: string;
+  /** Replays a recorded run: these components take their recorded outputs (AgentRunService.replay). */
+  replay?: { run_id: string; from_component: string; reuse: Record<string, Outputs> };
 }
 
 /** A started turn: its ids and its events, in RAGFlow's envelope. */
@@ -75,6 +80,11 @@ function freshCanvas(dsl: CanvasDsl): CanvasDsl {
   const g = { ...dsl.globals };
   for (const key of Object.keys(g)) if (key.startsWith('sys.')) delete g[key];
   return { ...dsl, globals: { 'sys.query': '', 'sys.user_id': '', 'sys.conversation_turns': 0, 'sys.files': [], 'sys.history': [], ...g }, history: [], path: [], retrieval: [], component_outputs: {}, paused: false };
+}
+
+/** The 409 of a second turn while one of the session runs. */
+export function turnStillRunning(sessionId: string): ApiError {
+  return new ApiError(409, `A turn of session ${sessionId} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${sessionId}/cancel`);
 }
 
 /** Agent sessions and their turns: each turn is a durable `agentRun` workflow. */
@@ -166,6 +176,7 @@ export class AgentSessionService {
       if (row) runKeys.push(...sessionMessages(row).map((m) => m.id));
     }
     await this.store.agentSessions.delete(sessionIds);
+    await this.store.agentRuns.deleteSessions(sessionIds);
     await this.events.remove([...new Set(runKeys)]);
   }
 
@@ -208,11 +219,17 @@ export class AgentSessionService {
         files: input.files ?? [],
         userId: input.user_id ?? p.userId,
         chatTemplateKwargs: input.chat_template_kwargs,
+        trigger: input.trigger,
       },
     };
-    if (!(await this.startOrFollow(run))) {
-      throw new ApiError(409, `A turn of session ${session.id} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${session.id}/cancel`);
+    if (input.replay) {
+      // A replay walks the canvas from Begin, even in a session waiting for user inputs.
+      canvas.paused = false;
+      run.reuse = input.replay.reuse;
+      run.request.replay = { run_id: input.replay.run_id, from_component: input.replay.from_component };
     }
+    if (!(await this.startOrFollow(run))) throw turnStillRunning(session.id);
+    await recordRunStart(this.store, run);
     const agentId = agent.id;
     const sessionId = session.id;
     const bus = this.events;
