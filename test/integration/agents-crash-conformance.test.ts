@@ -165,7 +165,9 @@ describe('agents: crash conformance (SIGKILL at every activity boundary)', funct
     const first = await turn(sessionId, { query: 'tell me about cairns' }, 1, kill);
     const second = await turn(sessionId, { query: '', inputs: { approve: { value: 'yes' } } }, 2, kill, first.runId);
     const session = (await api.get(`/agents/${agentId}/sessions/${sessionId}`)).body.data;
+    const runs = (await api.get(`/agents/${agentId}/sessions/${sessionId}/runs`)).body.data as { status: string }[];
     return {
+      runStatuses: runs.map((r) => r.status).sort(),
       first,
       second,
       messages: (session.message as { role: string; content: string }[]).map((m) => [m.role, m.content]),
@@ -179,6 +181,7 @@ describe('agents: crash conformance (SIGKILL at every activity boundary)', funct
     assert.ok(baseline.first.events.some((e) => e.event === 'user_inputs'), 'the first turn pauses at the UserFillUp');
     assert.equal(streamedText(baseline.second.events), FINAL);
     assert.equal(baseline.invokeKeys.length, 1);
+    assert.deepEqual(baseline.runStatuses, ['finished', 'paused']);
     const boundaries: Boundary[] = [
       ...baseline.first.boundaries.map((label, index) => ({ turn: 1 as const, index, label })),
       ...baseline.second.boundaries.map((label, index) => ({ turn: 2 as const, index, label })),
@@ -196,6 +199,7 @@ describe('agents: crash conformance (SIGKILL at every activity boundary)', funct
       assert.equal(streamedText(r.second.events), FINAL, `${label}: the caller gets the whole answer, no token twice`);
       assert.equal(r.second.events.filter((e) => e.event === 'workflow_finished').length, 1, `${label}: the turn finishes once`);
       assert.deepEqual(r.messages, baseline.messages, `${label}: the session holds each message once, as without a kill`);
+      assert.deepEqual(r.runStatuses, ['finished', 'paused'], `${label}: one run record per turn`);
       assert.ok(r.invokeKeys.length >= 1, `${label}: the Invoke request was made`);
       assert.equal(new Set(r.invokeKeys).size, 1, `${label}: every attempt of the Invoke request carries the same Idempotency-Key`);
       assert.ok(r.invokeKeys.length <= 2, `${label}: the Invoke request was sent at most once more than without a kill (${r.invokeKeys.length})`);
