@@ -34,6 +34,10 @@ import type { RouteSpec } from './api/routes.js';
 import { withMcp } from './mcp/http-transport.js';
 import { builtinChatStatus, checkBuiltinChat } from './models/builtin/chat-model.js';
 import { agentRoutes } from './api/routers/agents.js';
+import { agentTriggerRoutes } from './api/routers/agent-triggers.js';
+import { AgentWebhookService } from './services/agent-webhooks.js';
+import { AgentScheduleService } from './services/agent-schedules.js';
+import { TemporalAgentSchedules } from './engine/agent-schedules.js';
 import { memoryRoutes } from './api/routers/memories.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { metricsRoutes } from './api/routers/metrics.js';
@@ -114,6 +118,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     purge.unref();
     cleanups.push(async () => clearInterval(purge));
 
+    const agentSchedules = new AgentScheduleService(store, agents, new TemporalAgentSchedules(() => workflows.client, config.taskQueue));
     const routes: RouteSpec[] = [];
     routes.push(
       ...systemRoutes(
@@ -140,7 +145,8 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations),
       ...openaiModelRoutes(chats, agents, providers),
-      ...agentRoutes(agents, agentSessions),
+      ...agentRoutes(agents, agentSessions, (id) => agentSchedules.forgetAgent(id)),
+      ...agentTriggerRoutes(new AgentWebhookService(store, agents, agentSessions), agentSchedules),
       ...memoryRoutes(memories),
       ...mcpServerRoutes(services.mcpServers),
       ...metricsRoutes({ documents: store.documents, workflows, index, modelClients: deps.models, log }),

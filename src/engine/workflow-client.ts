@@ -24,6 +24,11 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     return new WorkflowClient(new Client({ connection, namespace }), connection, taskQueue);
   }
 
+  /** Over a client already connected (inside an activity, the worker's own): `close` and `ping` are its owner's. */
+  static overClient(client: Client, taskQueue: string): WorkflowClient {
+    return new WorkflowClient(client, client.connection as Connection, taskQueue);
+  }
+
   async startDeleteDatasets(datasetIds: string[]): Promise<void> {
     const key = createHash('sha1').update([...datasetIds].sort().join(',')).digest('hex');
     await this.startOnce(WORKFLOWS.deleteDatasets, workflowIds.deleteDatasets(key), [{ datasetIds }]);
