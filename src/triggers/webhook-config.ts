@@ -3,6 +3,7 @@
  * its editor writes it into the DSL), read into one checked shape. Anything that cannot be enforced as
  * written is refused here with a message naming the setting, never ignored.
  */
+import { isIP } from 'node:net';
 import { badRequest } from '../errors.js';
 
 export const WEBHOOK_METHODS = ['POST', 'GET', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
@@ -111,7 +112,7 @@ function security(v: unknown): WebhookSecurity {
   const out: WebhookSecurity = {
     authType,
     allowAnonymous: s.allow_anonymous === true || s.allow_anonymous === 'true',
-    ipWhitelist: stringList(s.ip_whitelist, 'security.ip_whitelist'),
+    ipWhitelist: ipRules(s.ip_whitelist),
     rateLimit: rateLimit(s.rate_limit),
     maxBodyBytes: parseBodySize(s.max_body_size),
   };
@@ -134,6 +135,19 @@ function security(v: unknown): WebhookSecurity {
     out.jwt = { secret: text(j.secret), algorithm, audience: text(j.audience) || undefined, issuer: text(j.issuer) || undefined, requiredClaims };
   }
   return out;
+}
+
+/** IPs and CIDR ranges (`10.0.0.0/8`, `::1`). */
+function ipRules(v: unknown): string[] {
+  const rules = stringList(v, 'security.ip_whitelist');
+  for (const rule of rules) {
+    const [addr, bits, extra] = rule.split('/');
+    const family = isIP(addr ?? '');
+    const maxBits = family === 6 ? 128 : 32;
+    const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
+    if (!family || !okBits || extra !== undefined) fail('security.ip_whitelist', `has an entry that is no IP address or CIDR range: ${JSON.stringify(rule)}`);
+  }
+  return rules;
 }
 
 function rateLimit(v: unknown): WebhookSecurity['rateLimit'] {

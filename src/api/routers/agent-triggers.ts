@@ -83,7 +83,8 @@ const scheduleBody = {
   additionalProperties: false,
   properties: {
     cron: { type: 'string', minLength: 1, maxLength: 255, description: 'A 5-field cron expression, e.g. "0 9 * * MON-FRI"' },
-    interval: { type: ['integer', 'string'], minLength: 1, maxLength: 32, description: 'Seconds, or a duration such as "90s", "15m", "1h30m", "1d"' },
+    // Bounded here; the service says what a valid interval is (at least 1 s) when it is not.
+    interval: { type: ['integer', 'string'], minimum: 0, maximum: 10 * 365 * 86400, minLength: 1, maxLength: 32, description: 'Seconds, or a duration such as "90s", "15m", "1h30m", "1d"' },
     timezone: { type: 'string', maxLength: 64, description: 'IANA time zone of the cron expression (default UTC)' },
     inputs: { type: 'object', maxProperties: 100, description: "Begin's inputs for each run: {field: value} or {field: {value}}" },
     paused: { type: 'boolean', default: false },
