@@ -164,6 +164,8 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     const adminApiKey = created?.apiKey;
     const admin = created ? { email: created.email, password: created.password } : undefined;
     for (const id of await store.datasets.deletingIds()) await workflows.startDeleteDatasets([id]);
+    const restoredSchedules = await agentSchedules.restoreMissing();
+    if (restoredSchedules) log.info({ count: restoredSchedules }, 'agent schedules missing from Temporal were created again');
 
     const url = `http://${config.host}:${port}`;
     log.info({ url }, 'cairn started');

@@ -43,9 +43,10 @@ export interface CreateScheduleInput {
   paused?: boolean;
 }
 
-/** What a schedule row's spec holds: its timing and the Begin inputs of each run. */
+/** What a schedule row's spec holds: its timing, the Begin inputs of each run, and whether it was paused last. */
 export interface StoredScheduleSpec extends ScheduleTiming {
   inputs: RunInputs;
+  paused?: boolean;
 }
 
 /** Recent runs shown with a schedule. */
@@ -66,7 +67,7 @@ export class AgentScheduleService {
     const agent = await this.ownAgent(p, agentId);
     if (agent.canvas_category === DATAFLOW_CANVAS) throw badRequest('A pipeline cannot be scheduled as an agent: it runs on documents.');
     const timing = scheduleTiming(input);
-    const spec: StoredScheduleSpec = { ...timing, inputs: runInputs(input.inputs) };
+    const spec: StoredScheduleSpec = { ...timing, inputs: runInputs(input.inputs), paused: input.paused === true };
     const row: AgentScheduleRow = { id: newId(), agent_id: agent.id, tenant_id: agent.tenant_id, created_by: p.userId, spec: JSON.stringify(spec), create_time: nowMs() };
     // The row first: the first run (it may come at once) finds it.
     await this.store.agentTriggers.insertSchedule(row);
@@ -93,6 +94,9 @@ export class AgentScheduleService {
   async setPaused(p: Principal, agentId: string, scheduleId: string, paused: boolean) {
     const row = await this.scheduleOf(p, agentId, scheduleId, true);
     await this.schedules.setPaused(idsOf(row), paused);
+    // Kept in the row too: a schedule restored into another Temporal (restoreMissing) keeps its state.
+    row.spec = JSON.stringify({ ...(JSON.parse(row.spec) as StoredScheduleSpec), paused });
+    await this.store.agentTriggers.updateScheduleSpec(row.id, row.spec);
     return this.view(row);
   }
 
@@ -100,6 +104,27 @@ export class AgentScheduleService {
     const row = await this.scheduleOf(p, agentId, scheduleId, true);
     await this.schedules.delete(idsOf(row));
     await this.store.agentTriggers.deleteSchedule(row.id);
+  }
+
+  /**
+   * Creates in Temporal every schedule it lacks (a Temporal server started afresh, or `cairn migrate-to`, which
+   * copies the rows but not Temporal's state), paused as it was last; a schedule whose agent is gone goes.
+   * Returns how many were restored.
+   */
+  async restoreMissing(): Promise<number> {
+    let restored = 0;
+    for (const row of await this.store.agentTriggers.allSchedules()) {
+      if (await this.schedules.describe(idsOf(row))) continue;
+      if (!(await this.store.agents.byId(row.agent_id))) {
+        await this.store.agentTriggers.deleteSchedule(row.id);
+        continue;
+      }
+      const spec = JSON.parse(row.spec) as StoredScheduleSpec;
+      const timing: ScheduleTiming = spec.cron ? { cron: spec.cron, timezone: spec.timezone } : { intervalSeconds: spec.intervalSeconds, timezone: spec.timezone };
+      await this.schedules.create(idsOf(row), timing, spec.paused === true);
+      restored += 1;
+    }
+    return restored;
   }
 
   /** A deleted agent's schedules stop and go, with its trigger logs (called after the agent's own delete). */

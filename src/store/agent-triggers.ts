@@ -20,6 +20,15 @@ export class AgentTriggerRepo {
     return this.db.selectFrom('agent_schedules').selectAll().where('agent_id', '=', agentId).orderBy('create_time', 'desc').orderBy('id').execute();
   }
 
+  /** Every schedule, oldest first (the start's check that Temporal still has each). */
+  allSchedules(): Promise<AgentScheduleRow[]> {
+    return this.db.selectFrom('agent_schedules').selectAll().orderBy('create_time').orderBy('id').execute();
+  }
+
+  async updateScheduleSpec(id: string, spec: string): Promise<void> {
+    await this.db.updateTable('agent_schedules').set({ spec }).where('id', '=', id).execute();
+  }
+
   async deleteSchedule(id: string): Promise<void> {
     await this.db.deleteFrom('agent_schedules').where('id', '=', id).execute();
   }
