@@ -55,13 +55,14 @@ export class AgentWebhookService {
     const callId = newId();
     const trigger = tester ? 'webhook_test' : 'webhook';
     const row = { id: callId, agent_id: agent.id, tenant_id: agent.tenant_id, trigger, schedule_id: null, method: call.method, status: null, session_id: null, message_id: null, error: null, create_time: nowMs() };
+    // First, and not logged when refused: a flood of calls costs a stranger its rate, and fills no log.
+    this.limiter.take(agent.id, config.security.rateLimit);
     try {
       if (config.methods.length && !config.methods.includes(call.method)) {
         throw new ApiError(405, `HTTP method '${call.method}' is not allowed for this webhook; allowed: ${config.methods.join(', ')}`);
       }
       checkBodySize(config.security, call.bodyBytes);
       checkIpWhitelist(config.security, call.ip);
-      this.limiter.take(agent.id, config.security.rateLimit);
       if (!tester) await checkWebhookAuth(config.security, call.headers);
       const payload = webhookPayload(call, config);
       const turn = await this.sessions.startTurn(tester ?? ownerPrincipal(agent), {

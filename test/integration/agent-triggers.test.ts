@@ -122,7 +122,7 @@ describe('agent triggers: the webhook and schedules', function () {
       assert.equal((await call(agentId, {}, { headers: { Authorization: `Bearer ${await sign({ tenant: 't1' }, 'another-secret-another-secret-000')}` } })).status, 401);
     });
 
-    it('anonymous calls need allow_anonymous; the IP whitelist, body size and rate limit are enforced', async () => {
+    it('anonymous calls need allow_anonymous; the IP whitelist, body size and rate limit are enforced (calls over the rate are not logged)', async () => {
       const closed = await createAgent(api, webhookMessageAgent('ok', { security: { auth_type: 'none' } }));
       const anonymous = await call(closed, {});
       assert.equal(anonymous.status, 401);
@@ -137,6 +137,7 @@ describe('agent triggers: the webhook and schedules', function () {
       assert.equal((await call(limited, {})).status, 200);
       assert.equal((await call(limited, {})).status, 200);
       assert.equal((await call(limited, {})).status, 429);
+      assert.equal((await api.get(`/agents/${limited}/webhook/logs`)).body.data.total, 2, 'a call over the rate is not logged');
     });
 
     it('an agent whose Begin is not in webhook mode is a 400 naming its mode; webhook settings Cairn cannot enforce are refused on save', async () => {
