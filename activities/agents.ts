@@ -33,6 +33,8 @@ export function agentActivities(deps: ActivityDeps) {
       await deps.urlGuard(row.url);
       return mcpConfigOf(row);
     },
+    // An Agent's CodeExec tool: the same sandbox and limits as the CodeExec component (the Agent's timeout bounds both).
+    runCode: (params, signal) => runCode(params, signal, deps.agentLimits.code),
   });
 
   return {
@@ -116,7 +118,7 @@ export function agentActivities(deps: ActivityDeps) {
 
     /** RAGFlow's Invoke: an HTTP request, behind the SSRF guard. */
     agentInvoke: (input: ActivityInput) =>
-      component(input, async (signal) => ({ outputs: await runInvoke((input.call as Call<'Invoke'>).params, signal, deps.agentLimits.urls) })),
+      component(input, async (signal) => ({ outputs: await runInvoke((input.call as Call<'Invoke'>).params, signal, { ...deps.agentLimits.urls, idempotencyKey: activityKey() }) })),
 
     /** RAGFlow's CodeExec: Python or JavaScript in a locked-down child process per call. */
     agentCodeExec: (input: ActivityInput) =>
@@ -202,4 +204,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const t = setTimeout(resolve, ms);
     signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
+}
+
+/**
+ * The running activity's identity in its workflow run: the same for each attempt of this activity (a
+ * worker that died, a heartbeat timeout) and different for every other one, so it keys a side effect
+ * that must happen once however often Temporal runs the activity.
+ */
+function activityKey(): string {
+  const info = Context.current().info;
+  return `${info.workflowExecution?.runId ?? info.activityRunId}/${info.activityId}`;
 }

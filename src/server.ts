@@ -105,6 +105,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         onFatal: (err) => log.error({ err }, 'temporal worker stopped'),
       });
       cleanups.push(() => worker.stop());
+      if (worker.connections.agents) workflows.startAgentRunsEagerly(worker.connections.agents);
       log.info({ queues: worker.queues }, `temporal workers polling ${describeQueues(worker.queues)}`);
     } else {
       log.info('API only: this process runs no Temporal worker (`cairn worker` processes run the workflows)');

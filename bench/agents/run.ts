@@ -39,7 +39,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
 import { startDevServer, type DevServer } from '../../src/engine/dev-server.js';
-import { runHistories, runHistory, timeSplit, type RunHistory } from './histories.js';
+import { firstTokenSplit, runHistories, runHistory, timeSplit, type RunHistory } from './histories.js';
 import { startBenchWorker, type BenchWorker } from '../ingest/worker.js';
 import { tokensAnswer } from '../../test/fakes/index.js';
 import { canvas } from '../../test/integration/agent-helpers.js';
@@ -194,13 +194,15 @@ try {
   // 1. Overhead over the timed model.
   console.log(`timed model: TTFT ${TIMED.ttft} ms, ${TIMED.token} ms/token, ${TIMED.tokens} tokens (scripted: first token ${SCRIPTED_TTFT} ms, whole answer ${SCRIPTED_TOTAL} ms); at least ${samples} streams per cell; ${workerMode === 'process' ? 'worker in its own process' : 'embedded worker'}; ${os.availableParallelism()} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
   console.log('Begin → Agent (no tools) → Message vs a chat assistant without datasets; added = client time − scripted model time; ms, p50 / p95');
-  console.log('streams | model TTFT   | chat +TTFT   | agent +TTFT  | model total  | chat +total  | agent +total');
-  console.log('------- | ------------ | ------------ | ------------ | ------------ | ------------ | ------------');
+  console.log('refused: 503s from admission control, waited out for their Retry-After (times are of the admitted request), chat / agent');
+  console.log('streams | model TTFT   | chat +TTFT   | agent +TTFT  | model total  | chat +total  | agent +total | refused');
+  console.log('------- | ------------ | ------------ | ------------ | ------------ | ------------ | ------------ | -------');
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   const pair = (xs: number[]) => `${percentile(xs, 50).toFixed(0).padStart(5)} /${percentile(xs, 95).toFixed(0).padStart(5)}`;
   const splits: string[] = [];
   for (const streams of levels) {
     const m = await measure(streams, samples, { model, chat, agent });
-    const added = (xs: Sample[], k: keyof Sample) => xs.map((s) => s[k] - (k === 'ttft' ? SCRIPTED_TTFT : SCRIPTED_TOTAL));
+    const added = (xs: Sample[], k: 'ttft' | 'total') => xs.map((s) => s[k] - (k === 'ttft' ? SCRIPTED_TTFT : SCRIPTED_TOTAL));
     const cells = [
       pair(m.model.map((s) => s.ttft)),
       pair(added(m.chat, 'ttft')),
@@ -208,9 +210,11 @@ try {
       pair(m.model.map((s) => s.total)),
       pair(added(m.chat, 'total')),
       pair(added(m.agent, 'total')),
+      `${sum(m.chat.map((s) => s.refused))} / ${sum(m.agent.map((s) => s.refused))}`,
     ];
     console.log(`${String(streams).padStart(7)} | ${cells.join(' | ')}`);
-    splits.push(`${String(streams).padStart(7)} | ${timeSplit(await runHistories(temporal, agentId, m.agent.map((s) => s.sessionId!)))}`);
+    const runs = await runHistories(temporal, agentId, m.agent.map((s) => s.sessionId!));
+    splits.push(`${String(streams).padStart(7)} | ${timeSplit(runs)}; ${firstTokenSplit(m.agent, runs, SCRIPTED_TTFT)}`);
   }
   console.log('agent runs in their workflow histories, p50 per run (the model call is inside activity run):');
   for (const line of splits) console.log(line);

@@ -362,7 +362,7 @@ class CanvasRun {
     const schema = structuredSchema(params);
     if (schema) call.schema = schema;
     if (kind === 'Agent') {
-      call.tools = (Array.isArray(params.tools) ? params.tools : []).map((t: ToolDef) => ({ ...t, params: (resolveParam(t.params ?? {}, scope) ?? {}) as Record<string, unknown> }));
+      call.tools = (Array.isArray(params.tools) ? params.tools : []).map((t: ToolDef) => ({ ...t, params: toolParams(t, scope) }));
       call.max_rounds = Number(params.max_rounds ?? 5) || 5;
       const mcp = Array.isArray(params.mcp) ? (params.mcp as { mcp_id: string; tools?: Record<string, unknown> }[]) : [];
       if (mcp.length) call.mcp = mcp.map((m) => ({ mcp_id: m.mcp_id, tools: m.tools }));
@@ -595,6 +595,20 @@ function invokeParams(params: Record<string, unknown>, scope: Scope): Record<str
     headers: headers && typeof headers === 'object' ? resolveParam(headers, scope) : headers,
     variables,
   };
+}
+
+/**
+ * An Agent tool's params, resolved as its component resolves them: a CodeExec script is code, not a
+ * template, and only its arguments are references; a sub-Agent's own tools follow the same rule.
+ */
+function toolParams(tool: ToolDef, scope: Scope): Record<string, unknown> {
+  const params = tool.params ?? {};
+  if (tool.component_name === 'CodeExec') return { ...params, ...codeParams(params, scope) };
+  if (tool.component_name === 'Agent' && Array.isArray(params.tools)) {
+    const { tools, ...rest } = params;
+    return { ...(resolveParam(rest, scope) as Record<string, unknown>), tools: (tools as ToolDef[]).map((t) => ({ ...t, params: toolParams(t, scope) })) };
+  }
+  return (resolveParam(params, scope) ?? {}) as Record<string, unknown>;
 }
 
 /** CodeExec's params: each argument is a reference (or empty), resolved to its value. */

@@ -54,7 +54,7 @@ export interface ModelSettings {
   max_tokens?: number;
 }
 
-/** An Agent's tool (RAGFlow `params.tools[]`): Retrieval, or another Agent as a sub-agent. */
+/** An Agent's tool (RAGFlow `params.tools[]`): Retrieval, CodeExec, another Agent as a sub-agent, or an outside-service tool (external.ts). */
 export interface ToolDef {
   component_name: string;
   name?: string;
