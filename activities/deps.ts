@@ -11,6 +11,8 @@ import type { CodeLimits } from '../src/agents/io/sandbox/index.js';
 import type { DocumentParsers } from '../src/parsing/parser-pool.js';
 import type { RetrievalService } from '../src/services/retrieval.js';
 import type { MemoryService } from '../src/services/memories.js';
+import type { AgentRunControl } from '../src/services/agent-sessions.js';
+import type { AgentScheduleControl } from '../src/services/agent-schedules.js';
 
 /** What activities may touch: the ports, never concrete implementations. */
 export interface ActivityDeps {
@@ -35,4 +37,8 @@ export interface ActivityDeps {
   agentRetrieval: Pick<RetrievalService, 'retrieve'>;
   /** Memories for agents: search (Retrieval from memory) and adding turns (a Message's memory_ids). */
   agentMemories: Pick<MemoryService, 'searchForAgent' | 'addTurn'>;
+  /** Agent turns started from an activity (a schedule's run), through the worker's own Temporal client. */
+  agentRuns: AgentRunControl;
+  /** Agents' schedules, from an activity (a run whose agent is gone deletes its schedule). */
+  agentSchedules: AgentScheduleControl;
 }

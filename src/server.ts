@@ -36,6 +36,10 @@ import { builtinChatStatus, checkBuiltinChat } from './models/builtin/chat-model
 import { agentRoutes } from './api/routers/agents.js';
 import { agentRunRoutes } from './api/routers/agent-runs.js';
 import { AgentRunService } from './services/agent-runs.js';
+import { agentTriggerRoutes } from './api/routers/agent-triggers.js';
+import { AgentWebhookService } from './services/agent-webhooks.js';
+import { AgentScheduleService } from './services/agent-schedules.js';
+import { TemporalAgentSchedules } from './engine/agent-schedules.js';
 import { memoryRoutes } from './api/routers/memories.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { metricsRoutes } from './api/routers/metrics.js';
@@ -117,6 +121,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     purge.unref();
     cleanups.push(async () => clearInterval(purge));
 
+    const agentSchedules = new AgentScheduleService(store, agents, new TemporalAgentSchedules(() => workflows.client, config.taskQueue));
     const routes: RouteSpec[] = [];
     routes.push(
       ...systemRoutes(
@@ -143,8 +148,9 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations),
       ...openaiModelRoutes(chats, agents, providers),
-      ...agentRoutes(agents, agentSessions),
+      ...agentRoutes(agents, agentSessions, (id) => agentSchedules.forgetAgent(id)),
       ...agentRunRoutes(new AgentRunService(store, agents, agentSessions)),
+      ...agentTriggerRoutes(new AgentWebhookService(store, agents, agentSessions), agentSchedules),
       ...memoryRoutes(memories),
       ...mcpServerRoutes(services.mcpServers),
       ...metricsRoutes({ documents: store.documents, workflows, index, modelClients: deps.models, log }),
@@ -162,6 +168,8 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     const adminApiKey = created?.apiKey;
     const admin = created ? { email: created.email, password: created.password } : undefined;
     for (const id of await store.datasets.deletingIds()) await workflows.startDeleteDatasets([id]);
+    const restoredSchedules = await agentSchedules.restoreMissing();
+    if (restoredSchedules) log.info({ count: restoredSchedules }, 'agent schedules missing from Temporal were created again');
 
     const url = `http://${config.host}:${port}`;
     log.info({ url }, 'cairn started');

@@ -16,6 +16,7 @@ import type { RunEvents } from './events/types.js';
 import { checkUrl } from './agents/io/ssrf.js';
 import { SqliteMemoryIndex } from './index/memories/sqlite-memory-index.js';
 import { activityMemoryTasks } from './engine/memory-tasks.js';
+import { activityAgentRuns, activityAgentSchedules } from './engine/agent-schedules.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { MilvusLocation } from './index/location.js';
 import type { MilvusChunkIndex } from './index/chunks/milvus/milvus-index.js';
@@ -121,6 +122,8 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
     memoryTasks,
     agentRetrieval: new RetrievalService(store, storeDatasetAccess(store.datasets), index, models),
     agentMemories: new MemoryService(store, memories, models, memoryTasks),
+    agentRuns: activityAgentRuns(config.taskQueue),
+    agentSchedules: activityAgentSchedules(config.taskQueue),
     urlGuard: async (url) => {
       await checkUrl(new URL(url), urls, 'MCP server');
     },

@@ -4,3 +4,4 @@ export { agentRun } from './agent-run.js';
 export { memoryExtraction } from './memory-extraction.js';
 export { graphIndex } from './graph-index.js';
 export { raptorIndex } from './raptor-index.js';
+export { agentScheduledRun } from './agent-scheduled-run.js';

@@ -28,6 +28,11 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     return new WorkflowClient(new Client({ connection, namespace }), connection, taskQueue);
   }
 
+  /** Over a client already connected (inside an activity, the worker's own): `close` and `ping` are its owner's. */
+  static overClient(client: Client, taskQueue: string): WorkflowClient {
+    return new WorkflowClient(client, client.connection as Connection, taskQueue);
+  }
+
   /**
    * Agent turns start eagerly on the worker in this process: the start call brings back the run's first
    * workflow task, so the turn skips a round trip through the task queue before its first component.

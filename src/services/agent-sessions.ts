@@ -46,7 +46,13 @@ export interface CompletionInput {
   trigger?: string;
   /** Replays a recorded run: these components take their recorded outputs (AgentRunService.replay). */
   replay?: { run_id: string; from_component: string; reuse: Record<string, Outputs> };
+  /** What the new session (none given) is listed as: "workflow" by default; a trigger's call names itself. */
+  source?: NewSessionSource;
 }
+
+/** How a session came to be: see AgentSessionsTable.source. */
+type SessionSource = AgentSessionRow['source'];
+type NewSessionSource = Exclude<SessionSource, 'agent'>;
 
 /** A started turn: its ids and its events, in RAGFlow's envelope. */
 export interface AgentTurn {
@@ -102,7 +108,7 @@ export class AgentSessionService {
     return this.view(row, true);
   }
 
-  private async newSession(p: Principal, agent: AgentRow, input: CreateSessionInput, source: 'agent' | 'workflow', name?: string): Promise<AgentSessionRow> {
+  private async newSession(p: Principal, agent: AgentRow, input: CreateSessionInput, source: SessionSource, name?: string): Promise<AgentSessionRow> {
     const { name: givenName, user_id: userId, release, ...beginValues } = input;
     const { dsl, versionTitle } = await this.agents.sessionDsl(agent, isRelease(release));
     const canvas = freshCanvas(dsl);
@@ -200,7 +206,7 @@ export class AgentSessionService {
       session = row;
     } else {
       const query = input.query ?? '';
-      session = await this.newSession(p, agent, { release: input.release, user_id: input.user_id }, 'workflow', query.slice(0, 250) || 'New session');
+      session = await this.newSession(p, agent, { release: input.release, user_id: input.user_id }, input.source ?? 'workflow', query.slice(0, 250) || 'New session');
     }
     const { canvas, names } = runnableCanvas(JSON.parse(session.dsl) as CanvasDsl);
     const messageId = newId();

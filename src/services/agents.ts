@@ -11,6 +11,7 @@ import type { CanvasDsl } from '../agents/dsl.js';
 import { agentTemplate, agentTemplates, templateDsl, type AgentTemplate } from '../agents/templates/index.js';
 import { validatePipelineDsl } from '../pipelines/validate.js';
 import { AGENT_CANVAS, DATAFLOW_CANVAS } from '../pipelines/names.js';
+import { webhookBegin, webhookConfig } from '../triggers/webhook-config.js';
 
 export interface AgentInput {
   title?: string;
@@ -48,7 +49,12 @@ function checkTitle(title: unknown): string {
 function checkDsl(dsl: unknown, category: string): CanvasDsl | Record<string, unknown> {
   if (dsl === undefined || dsl === null) throw badRequest('No DSL data in request.');
   try {
-    return category === DATAFLOW_CANVAS ? validatePipelineDsl(dsl) : validateDsl(dsl);
+    if (category === DATAFLOW_CANVAS) return validatePipelineDsl(dsl);
+    const canvas = validateDsl(dsl);
+    // A webhook Begin's settings are checked on save, so a call never meets one that cannot be enforced.
+    const webhook = webhookBegin(canvas);
+    if (webhook) webhookConfig(webhook);
+    return canvas;
   } catch (err) {
     if (err instanceof DslError) throw badRequest(`Invalid DSL: ${err.message}`);
     throw err;

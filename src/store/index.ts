@@ -16,6 +16,7 @@ import { GraphRepo } from './graph.js';
 import { SearchAppRepo } from './search-apps.js';
 import { IngestionStepRepo } from './ingestion-steps.js';
 import { AgentRunRepo } from './agent-runs.js';
+import { AgentTriggerRepo } from './agent-triggers.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -36,6 +37,7 @@ export class MetaStore {
   readonly searchApps: SearchAppRepo;
   readonly ingestionSteps: IngestionStepRepo;
   readonly agentRuns: AgentRunRepo;
+  readonly agentTriggers: AgentTriggerRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -55,6 +57,7 @@ export class MetaStore {
     this.searchApps = new SearchAppRepo(db.kysely);
     this.ingestionSteps = new IngestionStepRepo(db.kysely);
     this.agentRuns = new AgentRunRepo(db.kysely);
+    this.agentTriggers = new AgentTriggerRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

@@ -575,6 +575,39 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0016_agent_triggers': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // An agent's schedules; Temporal's schedule of the same id runs them (and holds paused, next runs).
+      await db.schema
+        .createTable('agent_schedules')
+        .addColumn('id', t.string(32), (c) => c.primaryKey())
+        .addColumn('agent_id', t.string(32), (c) => c.notNull())
+        .addColumn('tenant_id', t.string(32), (c) => c.notNull())
+        .addColumn('created_by', t.string(32), (c) => c.notNull())
+        .addColumn('spec', t.text, (c) => c.notNull())
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('agent_schedules_agent').on('agent_schedules').columns(['agent_id', 'create_time']).execute();
+      // Each call of a trigger (webhook, webhook test, schedule run) and the turn it started.
+      await db.schema
+        .createTable('agent_trigger_calls')
+        .addColumn('id', t.string(32), (c) => c.primaryKey())
+        .addColumn('agent_id', t.string(32), (c) => c.notNull())
+        .addColumn('tenant_id', t.string(32), (c) => c.notNull())
+        .addColumn('trigger', t.string(16), (c) => c.notNull())
+        .addColumn('schedule_id', t.string(32))
+        .addColumn('method', t.string(8))
+        .addColumn('status', t.integer)
+        .addColumn('session_id', t.string(32))
+        .addColumn('message_id', t.string(32))
+        .addColumn('error', t.text)
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('agent_trigger_calls_agent').on('agent_trigger_calls').columns(['agent_id', 'create_time']).execute();
+      await db.schema.createIndex('agent_trigger_calls_schedule').on('agent_trigger_calls').columns(['schedule_id', 'create_time']).execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

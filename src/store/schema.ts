@@ -214,8 +214,11 @@ export interface AgentSessionsTable {
   tenant_id: string;
   user_id: string;
   name: string;
-  /** 'agent' (created with POST /agents/{id}/sessions) or 'workflow' (created by a completion call). */
-  source: 'agent' | 'workflow';
+  /**
+   * 'agent' (created with POST /agents/{id}/sessions), 'workflow' (created by a completion call),
+   * 'webhook' (a call of the agent's webhook) or 'schedule' (a run of one of its schedules).
+   */
+  source: 'agent' | 'workflow' | 'webhook' | 'schedule';
   /** JSON list of stored messages. */
   messages: string;
   /** JSON list: one reference bucket per assistant turn. */
@@ -225,6 +228,34 @@ export interface AgentSessionsTable {
   version_title: string | null;
   create_time: number;
   update_time: number;
+}
+
+/** An agent's schedule: its spec and Begin inputs; Temporal's schedule (same id) runs it and holds its paused state. */
+export interface AgentSchedulesTable {
+  id: string;
+  agent_id: string;
+  tenant_id: string;
+  created_by: string;
+  /** JSON: {cron | interval_seconds, timezone, inputs} as accepted. */
+  spec: string;
+  create_time: number;
+}
+
+/** Calls of an agent's triggers (webhook, webhook test, schedule) and the turns they started: the webhook logs. */
+export interface AgentTriggerCallsTable {
+  id: string;
+  agent_id: string;
+  tenant_id: string;
+  /** 'webhook', 'webhook_test' or 'schedule'. */
+  trigger: string;
+  schedule_id: string | null;
+  method: string | null;
+  /** The HTTP status answered (a schedule's run: null). */
+  status: number | null;
+  session_id: string | null;
+  message_id: string | null;
+  error: string | null;
+  create_time: number;
 }
 
 /** Events of agent runs on their way from the worker to the API process streaming them. */
@@ -446,6 +477,8 @@ export interface Database {
   agents: AgentsTable;
   agent_versions: AgentVersionsTable;
   agent_sessions: AgentSessionsTable;
+  agent_schedules: AgentSchedulesTable;
+  agent_trigger_calls: AgentTriggerCallsTable;
   run_events: RunEventsTable;
   provider_instances: ProviderInstancesTable;
   provider_models: ProviderModelsTable;

@@ -105,7 +105,8 @@ function messageText(content: unknown): string {
   return '';
 }
 
-export function agentRoutes(agents: AgentService, sessions: AgentSessionService): RouteSpec[] {
+/** `afterDelete`: what else goes with a deleted agent (its schedules and trigger logs). */
+export function agentRoutes(agents: AgentService, sessions: AgentSessionService, afterDelete?: (agentId: string) => Promise<void>): RouteSpec[] {
   /** RAGFlow's agent completion: canvas events as SSE, or the aggregated answer. */
   const complete = async (ctx: RouteContext, agentId: string, streamByDefault: boolean) => {
     const body = ctx.body as Body;
@@ -165,6 +166,7 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService)
       handler: async ({ principal, params }) => {
         const sessionIds = await agents.delete(principal, params.agent_id);
         await sessions.forget(sessionIds);
+        await afterDelete?.(params.agent_id);
         return true;
       },
     }),

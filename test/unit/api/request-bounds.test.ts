@@ -13,6 +13,7 @@ import { providerRoutes } from '../../../src/api/routers/providers.js';
 import { chatRoutes } from '../../../src/api/routers/chats.js';
 import { openaiRoutes } from '../../../src/api/routers/openai.js';
 import { agentRoutes } from '../../../src/api/routers/agents.js';
+import { agentTriggerRoutes } from '../../../src/api/routers/agent-triggers.js';
 import { memoryRoutes } from '../../../src/api/routers/memories.js';
 import { mcpServerRoutes } from '../../../src/api/routers/mcp-servers.js';
 import { unboundedFields, unboundedInOpenApi } from '../../support/schema-bounds.js';
@@ -34,6 +35,7 @@ function allRoutes(): RouteSpec[] {
     ...chatRoutes(none, none, none),
     ...openaiRoutes(none),
     ...agentRoutes(none, none),
+    ...agentTriggerRoutes(none, none),
     ...memoryRoutes(none),
     ...mcpServerRoutes(none),
   );
