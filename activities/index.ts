@@ -2,6 +2,7 @@ import type { ActivityDeps } from './deps.js';
 import { datasetActivities } from './datasets.js';
 import { parseActivities } from './parse/index.js';
 import { agentActivities } from './agents.js';
+import { agentFileActivities } from './agent-files.js';
 import { memoryActivities } from './memories.js';
 import { raptorActivities } from './raptor.js';
 import { graphActivities } from './graph.js';
@@ -14,6 +15,7 @@ export function createActivities(deps: ActivityDeps) {
     ...datasetActivities(deps),
     ...parseActivities(deps),
     ...agentActivities(deps),
+    ...agentFileActivities(deps),
     ...memoryActivities(deps),
     ...graphActivities(deps),
     ...raptorActivities(deps),

@@ -34,6 +34,7 @@ import type { RouteSpec } from './api/routes.js';
 import { withMcp } from './mcp/http-transport.js';
 import { builtinChatStatus, checkBuiltinChat } from './models/builtin/chat-model.js';
 import { agentRoutes } from './api/routers/agents.js';
+import { agentCanvasRoutes } from './api/routers/agent-canvas.js';
 import { memoryRoutes } from './api/routers/memories.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { metricsRoutes } from './api/routers/metrics.js';
@@ -140,6 +141,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations),
       ...openaiModelRoutes(chats, agents, providers),
+      ...agentCanvasRoutes(services.agentCanvas, services.agentAttachments, services.pipelineRerun, config.uploadLimit),
       ...agentRoutes(agents, agentSessions),
       ...memoryRoutes(memories),
       ...mcpServerRoutes(services.mcpServers),

@@ -3,6 +3,7 @@ export const WORKFLOWS = {
   deleteDatasets: 'deleteDatasets',
   parseDocument: 'parseDocument',
   agentRun: 'agentRun',
+  agentComponentDebug: 'agentComponentDebug',
   memoryExtraction: 'memoryExtraction',
   raptorIndex: 'raptorIndex',
   graphIndex: 'graphIndex',
@@ -22,7 +23,7 @@ export type WorkerRole = (typeof WORKER_ROLES)[number];
 export const ROLE_WORKFLOWS: Record<WorkerRole, readonly WorkflowName[]> = {
   // Dataset indexes (RAPTOR, the knowledge graph) are dataset processing too: mostly waiting on models.
   parse: [WORKFLOWS.parseDocument, WORKFLOWS.deleteDatasets, WORKFLOWS.raptorIndex, WORKFLOWS.graphIndex],
-  agents: [WORKFLOWS.agentRun],
+  agents: [WORKFLOWS.agentRun, WORKFLOWS.agentComponentDebug],
   memory: [WORKFLOWS.memoryExtraction],
 };
 
@@ -91,6 +92,8 @@ export const workflowIds = {
   ingestDocument: (run: IngestRunRef) => `ingest-${run.dataset_id}-${run.id}-${run.run_seq}-${run.pipeline_id ? `pipeline-${run.pipeline_id}` : 'chunk-method'}`,
   /** One id per session: Temporal itself refuses a second run of a session while one is open. */
   agentRun: (agentId: string, sessionId: string) => `agent-${agentId}-session-${sessionId}`,
+  /** One id per debug run of a component (runKey is new each time). */
+  agentComponentDebug: (agentId: string, runKey: string) => `agent-${agentId}-debug-${runKey}`,
   /** One id per raw memory message (message ids are never reused). */
   memoryExtraction: (memoryId: string, messageId: number) => `memory-${memoryId}-message-${messageId}`,
   /** One job of each type per dataset at a time. */

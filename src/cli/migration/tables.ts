@@ -21,6 +21,7 @@ export const COPIED_TABLES: { table: string; key: string[] }[] = [
   { table: 'agents', key: ['id'] },
   { table: 'agent_versions', key: ['id'] },
   { table: 'agent_sessions', key: ['id'] },
+  { table: 'agent_attachments', key: ['id'] },
   { table: 'memories', key: ['id'] },
   { table: 'memory_tasks', key: ['memory_id', 'message_id'] },
   { table: 'mcp_servers', key: ['id'] },
