@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps.js';
 import { datasetActivities } from './datasets.js';
 import { parseActivities } from './parse/index.js';
 import { agentActivities } from './agents.js';
+import { agentFileActivities } from './agent-files.js';
 import { memoryActivities } from './memories.js';
 import { graphActivities } from './graph.js';
 import { raptorActivities } from './raptor.js';
@@ -23,7 +24,7 @@ export function roleActivities(role: WorkerRole, deps: ActivityDeps): object {
         ...memoryActivities(deps),
       };
     case 'agents':
-      return agentActivities(deps);
+      return { ...agentActivities(deps), ...agentFileActivities(deps) };
     case 'memory':
       return memoryActivities(deps);
   }
