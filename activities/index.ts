@@ -3,6 +3,7 @@ import { datasetActivities } from './datasets.js';
 import { parseActivities } from './parse/index.js';
 import { agentActivities } from './agents.js';
 import { agentTriggerActivities } from './agent-triggers.js';
+import { agentFileActivities } from './agent-files.js';
 import { memoryActivities } from './memories.js';
 import { raptorActivities } from './raptor.js';
 import { graphActivities } from './graph.js';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...parseActivities(deps),
     ...agentActivities(deps),
     ...agentTriggerActivities(deps),
+    ...agentFileActivities(deps),
     ...memoryActivities(deps),
     ...graphActivities(deps),
     ...raptorActivities(deps),

@@ -4,6 +4,7 @@ import { datasetActivities } from './datasets.js';
 import { parseActivities } from './parse/index.js';
 import { agentActivities } from './agents.js';
 import { agentTriggerActivities } from './agent-triggers.js';
+import { agentFileActivities } from './agent-files.js';
 import { memoryActivities } from './memories.js';
 import { graphActivities } from './graph.js';
 import { raptorActivities } from './raptor.js';
@@ -25,6 +26,7 @@ export function roleActivities(role: WorkerRole, deps: ActivityDeps): object {
       };
     case 'agents':
       return { ...agentActivities(deps), ...agentTriggerActivities(deps) };
+      return { ...agentActivities(deps), ...agentFileActivities(deps) };
     case 'memory':
       return memoryActivities(deps);
   }

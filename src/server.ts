@@ -40,6 +40,7 @@ import { agentTriggerRoutes } from './api/routers/agent-triggers.js';
 import { AgentWebhookService } from './services/agent-webhooks.js';
 import { AgentScheduleService } from './services/agent-schedules.js';
 import { TemporalAgentSchedules } from './engine/agent-schedules.js';
+import { agentCanvasRoutes } from './api/routers/agent-canvas.js';
 import { memoryRoutes } from './api/routers/memories.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { metricsRoutes } from './api/routers/metrics.js';
@@ -148,6 +149,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...chatRoutes(chats, sessions, conversations),
       ...openaiRoutes(conversations),
       ...openaiModelRoutes(chats, agents, providers),
+      ...agentCanvasRoutes(services.agentCanvas, services.agentAttachments, services.pipelineRerun, config.uploadLimit),
       ...agentRoutes(agents, agentSessions, (id) => agentSchedules.forgetAgent(id)),
       ...agentRunRoutes(new AgentRunService(store, agents, agentSessions)),
       ...agentTriggerRoutes(new AgentWebhookService(store, agents, agentSessions), agentSchedules),

@@ -43,6 +43,9 @@ import { SessionService } from './services/sessions.js';
 import { ConversationService } from './services/conversations.js';
 import { AgentService } from './services/agents.js';
 import { AgentSessionService } from './services/agent-sessions.js';
+import { AgentAttachmentService } from './services/agent-attachments.js';
+import { AgentCanvasService } from './services/agent-canvas.js';
+import { PipelineRerunService } from './services/pipeline-rerun.js';
 import { McpServerService } from './services/mcp-servers.js';
 import { storeDatasetAccess } from './services/access.js';
 import { useBuiltinModelSettings } from './models/builtin/settings.js';
@@ -210,6 +213,7 @@ export function buildApiServices(config: Config, deps: Backends, workflows: Work
   const conversations = new ConversationService(store, chats, sessions, providers, models, retrieval, log);
   const searchApps = new SearchAppService(store, datasets, providers, conversations);
   const agents = new AgentService(store);
+  const agentAttachments = new AgentAttachmentService(store, agents, blobs);
   return {
     providers,
     datasets,
@@ -222,7 +226,10 @@ export function buildApiServices(config: Config, deps: Backends, workflows: Work
     searchApps,
     datasetSearch: new DatasetSearchService(retrieval, searchApps),
     agents,
-    agentSessions: new AgentSessionService(store, agents, workflows, deps.events),
+    agentSessions: new AgentSessionService(store, agents, workflows, deps.events, agentAttachments),
+    agentCanvas: new AgentCanvasService(store, agents, workflows),
+    agentAttachments,
+    pipelineRerun: new PipelineRerunService(store, datasets, documents),
     memories: new MemoryService(store, deps.memories, models, new TemporalMemoryTasks(() => workflows.client, config.taskQueue)),
     datasetIndexes: new DatasetIndexService(store, datasets, workflows, datasetIndexData(deps)),
     metadata: new MetadataService(store, datasets, index),

@@ -3,6 +3,7 @@ import type { Activities } from '../activities/index.js';
 import { runCanvas, emptyBucket, type Executor } from '../src/agents/interpreter.js';
 import type { AgentRunInput, ComponentCall, RunStatus, TurnOutcome } from '../src/agents/run-types.js';
 import { RUN_ERROR, type RunEvent } from '../src/events/types.js';
+import type { TurnFile } from '../src/services/agent-attachments.js';
 
 /** The activity that runs each kind of I/O component: one activity type per component, so the history reads like the canvas. */
 const ACTIVITY: Record<ComponentCall['kind'], 'agentLLM' | 'agentAgent' | 'agentRetrieval' | 'agentCategorize' | 'agentMessage' | 'agentSaveMemory' | 'agentInvoke' | 'agentCodeExec'> = {
@@ -21,6 +22,9 @@ const bookkeeping = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
 });
+
+/** The turn's attached files, parsed to text for `sys.files` (a parser process may take a while on a large PDF). */
+const files = proxyActivities<Activities>({ startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', maximumAttempts: 3 } });
 
 export const CANCELLED_TEXT = 'Task has been canceled';
 
@@ -53,6 +57,7 @@ export async function agentRun(input: AgentRunInput): Promise<{ status: RunStatu
   const request = input.request;
   let outcome: TurnOutcome;
   try {
+    if (request.files.length) request.files = await files.agentReadFiles({ tenantId: input.tenantId, agentId: input.agentId, files: request.files as TurnFile[] });
     outcome = await runCanvas(input, exec);
   } catch (err) {
     if (isCancellation(err)) {

@@ -94,6 +94,14 @@ export async function runCanvas(input: AgentRunInput, exec: Executor): Promise<T
   return new CanvasRun(input, exec).run();
 }
 
+/**
+ * Runs one component of the canvas by itself, against the outputs and globals already in the canvas
+ * (the component debug route): no walk, no streaming into a Message, no writes to memories.
+ */
+export async function runComponentAlone(input: AgentRunInput, componentId: string, exec: Executor): Promise<ComponentResult> {
+  return new CanvasRun(input, exec).runAlone(componentId);
+}
+
 class CanvasRun {
   private readonly canvas: CanvasDsl;
   private readonly outputs: Record<string, Outputs>;
@@ -104,6 +112,8 @@ class CanvasRun {
   private lastOutputs: Outputs = {};
   private steps = 0;
   private readonly startedAt: Record<string, number> = {};
+  /** Running one component by itself (runAlone). */
+  private alone = false;
 
   constructor(
     private readonly input: AgentRunInput,
@@ -170,6 +180,12 @@ class CanvasRun {
       if (++this.steps > MAX_STEPS) return this.finish('failed', `the run executed more than ${MAX_STEPS} batches; the canvas loops without end`);
     }
     return this.finish('finished');
+  }
+
+  async runAlone(id: string): Promise<ComponentResult> {
+    this.alone = true;
+    const result = await this.runOne(id, this.def(id).obj.component_name === 'UserFillUp');
+    return { outputs: result.outputs, error: result.error, usage: result.usage, reference: result.reference, trace: result.trace };
   }
 
   /** Conversation variables start each (non-resumed) turn from their declared value. */
@@ -363,7 +379,7 @@ class CanvasRun {
   private canDefer(id: string): boolean {
     const def = this.def(id);
     const params = def.obj.params;
-    if (params.exception_method === 'goto' || structuredSchema(params)) return false;
+    if (this.alone || params.exception_method === 'goto' || structuredSchema(params)) return false;
     const down = def.downstream.map((d) => this.canvas.components[d]);
     if (!down.length || down.some((d) => d?.obj.component_name !== 'Message')) return false;
     return down.some((d) => referencedComponents(d!.obj.params.content).includes(id));
@@ -451,7 +467,7 @@ class CanvasRun {
   /** RAGFlow's Message `memory_ids` (and `user_id`): the turn is written to those memories once the content is final. */
   private async saveToMemory(id: string, params: Record<string, unknown>, result: StepResult): Promise<StepResult> {
     const memoryIds = (Array.isArray(params.memory_ids) ? params.memory_ids : []).map(String).filter(Boolean);
-    if (!memoryIds.length || result.error || Object.values(result.producers ?? {}).some((p) => p.error)) return result;
+    if (this.alone || !memoryIds.length || result.error || Object.values(result.producers ?? {}).some((p) => p.error)) return result;
     const userId = params.user_id ? resolveParam(params.user_id, this.scope()) : this.canvas.globals['sys.user_id'];
     const call: ComponentCall = {
       kind: 'Memory',

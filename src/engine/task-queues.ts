@@ -4,6 +4,7 @@ export const WORKFLOWS = {
   parseDocument: 'parseDocument',
   agentRun: 'agentRun',
   agentScheduledRun: 'agentScheduledRun',
+  agentComponentDebug: 'agentComponentDebug',
   memoryExtraction: 'memoryExtraction',
   raptorIndex: 'raptorIndex',
   graphIndex: 'graphIndex',
@@ -23,7 +24,7 @@ export type WorkerRole = (typeof WORKER_ROLES)[number];
 export const ROLE_WORKFLOWS: Record<WorkerRole, readonly WorkflowName[]> = {
   // Dataset indexes (RAPTOR, the knowledge graph) are dataset processing too: mostly waiting on models.
   parse: [WORKFLOWS.parseDocument, WORKFLOWS.deleteDatasets, WORKFLOWS.raptorIndex, WORKFLOWS.graphIndex],
-  agents: [WORKFLOWS.agentRun, WORKFLOWS.agentScheduledRun],
+  agents: [WORKFLOWS.agentRun, WORKFLOWS.agentScheduledRun, WORKFLOWS.agentComponentDebug],
   memory: [WORKFLOWS.memoryExtraction],
 };
 
@@ -95,6 +96,8 @@ export const workflowIds = {
   /** An agent's schedule (a Temporal Schedule), and the runs it starts (Temporal appends each run's time). */
   agentSchedule: (agentId: string, scheduleId: string) => `agent-${agentId}-schedule-${scheduleId}`,
   agentScheduledRun: (agentId: string, scheduleId: string) => `agent-${agentId}-schedule-${scheduleId}-run`,
+  /** One id per debug run of a component (runKey is new each time). */
+  agentComponentDebug: (agentId: string, runKey: string) => `agent-${agentId}-debug-${runKey}`,
   /** One id per raw memory message (message ids are never reused). */
   memoryExtraction: (memoryId: string, messageId: number) => `memory-${memoryId}-message-${messageId}`,
   /** One job of each type per dataset at a time. */

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, type ConnectionLike } from '@temporalio/client';
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type IngestRunRef, type WorkflowName } from './task-queues.js';
 import { startWorkflow, type WorkflowArgs } from './workflow-starts.js';
-import type { AgentRunInput } from '../agents/run-types.js';
+import type { AgentRunInput, ComponentResult } from '../agents/run-types.js';
 import { recordAgentTurnStart } from '../observability/agent-start-metrics.js';
+import type { ComponentDebugInput } from '../agents/component-debug.js';
 import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl, ParseLabels } from '../services/documents.js';
 import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
@@ -108,6 +109,17 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
       throw err;
     }
+  }
+
+  /** Runs one component of an agent by itself (the debug route) and waits for its outputs. */
+  async runAgentComponent(input: ComponentDebugInput): Promise<ComponentResult> {
+    const handle = await startWorkflow(this.client, WORKFLOWS.agentComponentDebug, {
+      taskQueue: workflowTaskQueue(WORKFLOWS.agentComponentDebug, this.taskQueue),
+      workflowId: workflowIds.agentComponentDebug(input.agentId, input.runKey),
+      args: [input],
+      memo: { componentId: input.componentId },
+    });
+    return handle.result();
   }
 
   /** Cancels the session's running turn; false when none is running. */

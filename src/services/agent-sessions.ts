@@ -2,6 +2,7 @@ import type { MetaStore } from '../store/index.js';
 import type { AgentRow, AgentSessionRow } from '../store/agents.js';
 import type { Principal } from './auth.js';
 import type { AgentService } from './agents.js';
+import type { AgentAttachmentService } from './agent-attachments.js';
 import { isRelease } from './agents.js';
 import type { RunEvent, RunEvents } from '../events/types.js';
 import type { CanvasDsl, Outputs, RunInputs } from '../agents/dsl.js';
@@ -100,6 +101,8 @@ export class AgentSessionService {
     private readonly agents: AgentService,
     private readonly runs: AgentRunControl,
     private readonly events: RunEvents,
+    /** Checks a completion's `files` (uploaded attachments) and names them for the run, which parses them. */
+    private readonly attachments?: Pick<AgentAttachmentService, 'forTurn'>,
   ) {}
 
   async create(p: Principal, agentId: string, input: CreateSessionInput, source: 'agent' | 'workflow' = 'agent') {
@@ -193,6 +196,7 @@ export class AgentSessionService {
   async startTurn(p: Principal, input: CompletionInput): Promise<AgentTurn> {
     if (!input.agent_id) throw badRequest('`agent_id` is required.');
     const agent = await this.agents.runnable(p, input.agent_id);
+    const files = input.files?.length && this.attachments ? await this.attachments.forTurn(p, agent.id, input.files) : (input.files ?? []);
     let session: AgentSessionRow;
     if (input.session_id) {
       const row = isId(input.session_id) ? await this.store.agentSessions.byId(input.session_id) : undefined;
@@ -222,7 +226,7 @@ export class AgentSessionService {
       request: {
         query: input.query ?? '',
         inputs: input.inputs ?? {},
-        files: input.files ?? [],
+        files,
         userId: input.user_id ?? p.userId,
         chatTemplateKwargs: input.chat_template_kwargs,
         trigger: input.trigger,

@@ -12,6 +12,7 @@ import { agentTemplate, agentTemplates, templateDsl, type AgentTemplate } from '
 import { validatePipelineDsl } from '../pipelines/validate.js';
 import { AGENT_CANVAS, DATAFLOW_CANVAS } from '../pipelines/names.js';
 import { webhookBegin, webhookConfig } from '../triggers/webhook-config.js';
+import { splitTags } from './agent-tags.js';
 
 export interface AgentInput {
   title?: string;
@@ -34,6 +35,8 @@ export interface ListAgentsInput extends ListPage<'create_time' | 'update_time' 
   title?: string;
   /** Comma-separated categories (RAGFlow's filter): `agent_canvas`, `dataflow_canvas`; none = all. */
   canvas_category?: string;
+  /** Comma-separated tags (RAGFlow's filter): agents carrying any of them. */
+  tags?: string;
 }
 
 const MAX_TITLE = 255;
@@ -86,6 +89,7 @@ export class AgentService {
       canvas_type: input.canvas_type ?? null,
       canvas_category: category,
       dsl: JSON.stringify(dsl),
+      tags: '',
       create_time: now,
       update_time: now,
     };
@@ -174,6 +178,7 @@ export class AgentService {
       title: input.title ?? input.name,
       keywords: input.keywords,
       categories: input.canvas_category ? [...new Set(input.canvas_category.split(',').map((c) => c.trim()).filter(Boolean))] : undefined,
+      tags: input.tags ? splitTags(input.tags) : undefined,
       orderBy: input.orderby,
       desc: input.desc,
       offset: (input.page - 1) * input.page_size,
@@ -281,6 +286,7 @@ export class AgentService {
       canvas_type: row.canvas_type,
       canvas_category: row.canvas_category,
       dsl: JSON.parse(row.dsl) as unknown,
+      tags: row.tags,
       release: Boolean(published),
       last_publish_time: published ? toSeconds(published.create_time) : null,
       create_time: toSeconds(row.create_time),

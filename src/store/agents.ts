@@ -1,6 +1,6 @@
-import { type Kysely, type Selectable, type Updateable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SqlBool, type Updateable } from 'kysely';
 import type { AgentSessionsTable, AgentVersionsTable, AgentsTable, Database } from './schema.js';
-import { containsText, countRows, pageRows, type PageQuery } from './paging.js';
+import { containsText, countRows, escapeLike, pageRows, type PageQuery } from './paging.js';
 import { nameKeyTaken } from './name-keys.js';
 
 export type AgentRow = Selectable<AgentsTable>;
@@ -18,6 +18,8 @@ export interface AgentQuery extends PageQuery<'create_time' | 'update_time' | 't
   keywords?: string;
   /** Only canvases of these categories (none given = all). */
   categories?: string[];
+  /** Only canvases carrying any of these tags (whole tags: 'ml' does not match 'ml-ops'). */
+  tags?: string[];
 }
 
 export class AgentRepo {
@@ -43,6 +45,8 @@ export class AgentRepo {
     if (query.title) q = q.where('title', '=', query.title);
     if (query.keywords) q = q.where(containsText('title', query.keywords));
     if (query.categories?.length) q = q.where('canvas_category', 'in', query.categories);
+    const tags = query.tags;
+    if (tags?.length) q = q.where((eb) => eb.or(tags.map((tag) => sql<SqlBool>`(',' || lower(tags) || ',') like ${`%,${escapeLike(tag.toLowerCase())},%`} escape '\\'`)));
     return q;
   }
 
@@ -52,6 +56,11 @@ export class AgentRepo {
 
   async count(query: AgentQuery): Promise<number> {
     return countRows(this.filtered(query));
+  }
+
+  /** The tags strings of the agents the query sees (RAGFlow's tag counts). */
+  async tagValues(query: AgentQuery): Promise<string[]> {
+    return (await this.filtered(query).select('tags').where('tags', '!=', '').execute()).map((r) => r.tags);
   }
 
   async update(id: string, patch: AgentPatch): Promise<void> {

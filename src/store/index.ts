@@ -17,6 +17,7 @@ import { SearchAppRepo } from './search-apps.js';
 import { IngestionStepRepo } from './ingestion-steps.js';
 import { AgentRunRepo } from './agent-runs.js';
 import { AgentTriggerRepo } from './agent-triggers.js';
+import { AgentAttachmentRepo } from './agent-attachments.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -38,6 +39,7 @@ export class MetaStore {
   readonly ingestionSteps: IngestionStepRepo;
   readonly agentRuns: AgentRunRepo;
   readonly agentTriggers: AgentTriggerRepo;
+  readonly agentAttachments: AgentAttachmentRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -58,6 +60,7 @@ export class MetaStore {
     this.ingestionSteps = new IngestionStepRepo(db.kysely);
     this.agentRuns = new AgentRunRepo(db.kysely);
     this.agentTriggers = new AgentTriggerRepo(db.kysely);
+    this.agentAttachments = new AgentAttachmentRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

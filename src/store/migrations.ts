@@ -608,6 +608,27 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('agent_trigger_calls_schedule').on('agent_trigger_calls').columns(['schedule_id', 'create_time']).execute();
     },
   },
+  '0017_agent_canvas_extras': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // RAGFlow's agent tags: one comma-separated string per canvas ('' = none).
+      await db.schema.alterTable('agents').addColumn('tags', t.text, (c) => c.notNull().defaultTo('')).execute();
+      // Files uploaded to an agent (POST /agents/{id}/upload), their bytes in the blob store; a completion's `files` names them.
+      await db.schema
+        .createTable('agent_attachments')
+        .addColumn('id', t.string(32), (c) => c.primaryKey())
+        .addColumn('tenant_id', t.string(32), (c) => c.notNull())
+        .addColumn('agent_id', t.string(32), (c) => c.notNull().references('agents.id').onDelete('cascade'))
+        .addColumn('created_by', t.string(32), (c) => c.notNull())
+        .addColumn('name', t.string(255), (c) => c.notNull())
+        .addColumn('extension', t.string(32), (c) => c.notNull())
+        .addColumn('mime_type', t.string(255), (c) => c.notNull())
+        .addColumn('size', t.bigint, (c) => c.notNull())
+        .addColumn('create_time', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('agent_attachments_agent').on('agent_attachments').column('agent_id').execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

@@ -192,8 +192,24 @@ export interface AgentsTable {
   canvas_category: string;
   /** JSON: the canvas DSL (the editable draft). */
   dsl: string;
+  /** RAGFlow's tags: comma-separated, '' for none. */
+  tags: Generated<string>;
   create_time: number;
   update_time: number;
+}
+
+/** A file uploaded to an agent for its runs (`sys.files`); the bytes are in the blob store. */
+export interface AgentAttachmentsTable {
+  id: string;
+  /** The uploader's tenant: only it reads the file back. */
+  tenant_id: string;
+  agent_id: string;
+  created_by: string;
+  name: string;
+  extension: string;
+  mime_type: string;
+  size: number;
+  create_time: number;
 }
 
 /** Saved versions of an agent's DSL; `release` 1 = published. */
@@ -479,6 +495,7 @@ export interface Database {
   agent_sessions: AgentSessionsTable;
   agent_schedules: AgentSchedulesTable;
   agent_trigger_calls: AgentTriggerCallsTable;
+  agent_attachments: AgentAttachmentsTable;
   run_events: RunEventsTable;
   provider_instances: ProviderInstancesTable;
   provider_models: ProviderModelsTable;

@@ -38,6 +38,7 @@ const listAgentsQuery = listQuery(['create_time', 'update_time', 'title'], {
   keywords: text(LIMITS.queryText),
   title: text(LIMITS.name),
   canvas_category: text(LIMITS.name),
+  tags: text(LIMITS.queryText),
 });
 
 const listSessionsQuery = {

@@ -57,14 +57,14 @@ const documentIdsBody = {
 const MAX_FILES = 1000;
 
 /** The upload's multipart body, for the OpenAPI document (multer parses it). */
-const uploadBody = (maxFileBytes: number) => ({
+export const uploadBody = (maxFileBytes: number) => ({
   type: 'object',
   required: ['file'],
   properties: { file: list({ type: 'string', format: 'binary', maxLength: maxFileBytes }, MAX_FILES) },
 });
 
 /** Multipart upload into memory; field `file`, repeatable. File names are decoded as UTF-8. */
-function uploadMiddleware(maxFileBytes: number) {
+export function uploadMiddleware(maxFileBytes: number) {
   const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxFileBytes, files: MAX_FILES }, defParamCharset: 'utf8' }).array('file');
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('multipart/form-data')) return next(badRequest('Upload files as multipart/form-data in the field `file`'));
@@ -178,7 +178,7 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
   ];
 }
 
-const FILE_RESPONSES = {
+export const FILE_RESPONSES = {
   '200': {
     description: "The file's bytes, with its content type (application/octet-stream when unknown) and name (Content-Disposition)",
     content: { '*/*': { type: 'string', format: 'binary' } },
@@ -200,7 +200,7 @@ function artifact(filename: string): never {
   throw new ApiError(404, `Artifact '${filename}' not found: Cairn's CodeExec sandbox keeps no files, so agent runs produce no artifacts`);
 }
 
-function sendFile(res: Response, file: { name: string; bytes: Uint8Array; contentType: string }): void {
+export function sendFile(res: Response, file: { name: string; bytes: Uint8Array; contentType: string }): void {
   res.setHeader('Content-Type', file.contentType);
   res.setHeader('Content-Length', String(file.bytes.byteLength));
   res.attachment(file.name);

@@ -25,6 +25,7 @@ export const COPIED_TABLES: { table: string; key: string[] }[] = [
   { table: 'agent_run_steps', key: ['run_id', 'step_index'] },
   { table: 'agent_schedules', key: ['id'] },
   { table: 'agent_trigger_calls', key: ['id'] },
+  { table: 'agent_attachments', key: ['id'] },
   { table: 'memories', key: ['id'] },
   { table: 'memory_tasks', key: ['memory_id', 'message_id'] },
   { table: 'mcp_servers', key: ['id'] },

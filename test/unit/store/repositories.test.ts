@@ -48,7 +48,7 @@ for (const profile of testProfiles()) {
     });
     const agent = (title: string, ownTenant = tenant): AgentRow => ({
       id: newId(), tenant_id: ownTenant, created_by: ownTenant, title, title_key: title.toLowerCase(), description: null, avatar: null,
-      permission: 'me', canvas_type: null, canvas_category: 'agent_canvas', dsl: '{}', create_time: Date.now(), update_time: Date.now(),
+      permission: 'me', canvas_type: null, canvas_category: 'agent_canvas', dsl: '{}', tags: '', create_time: Date.now(), update_time: Date.now(),
     });
     const memory = (name: string, memoryType: number): MemoryRow => ({
       id: newId(), tenant_id: tenant, created_by: tenant, name, name_key: name.toLowerCase(), avatar: null, description: null,

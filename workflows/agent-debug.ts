@@ -1,0 +1,41 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { runComponentAlone, type Executor } from '../src/agents/interpreter.js';
+import type { ComponentDebugInput } from '../src/agents/component-debug.js';
+import type { ComponentCall, ComponentResult } from '../src/agents/run-types.js';
+
+/** The activity each kind of I/O component runs as: the same ones a turn uses (workflows/agent-run.ts). */
+const ACTIVITY: Record<ComponentCall['kind'], 'agentLLM' | 'agentAgent' | 'agentRetrieval' | 'agentCategorize' | 'agentMessage' | 'agentSaveMemory' | 'agentInvoke' | 'agentCodeExec'> = {
+  LLM: 'agentLLM',
+  Agent: 'agentAgent',
+  Retrieval: 'agentRetrieval',
+  Categorize: 'agentCategorize',
+  Message: 'agentMessage',
+  Memory: 'agentSaveMemory',
+  Invoke: 'agentInvoke',
+  CodeExec: 'agentCodeExec',
+};
+
+/**
+ * One component of an agent run by itself with the inputs the editor gave it (RAGFlow's component
+ * debug): pure components run here, I/O components as the activity a turn runs them with. Nobody
+ * streams a debug run: its events are dropped, and its outputs are the workflow's result.
+ */
+export async function agentComponentDebug(input: ComponentDebugInput): Promise<ComponentResult> {
+  const ids = { runKey: input.runKey, agentId: input.agentId, sessionId: input.sessionId, tenantId: input.tenantId, createdAt: input.createdAt };
+  const exec: Executor = {
+    emit: () => undefined,
+    now: () => Date.now(),
+    random: () => Math.random(),
+    async call(call, options) {
+      const perAttempt = options.timeoutSec + options.delayAfterErrorSec;
+      const activities = proxyActivities<Activities>({
+        startToCloseTimeout: `${Math.ceil(perAttempt * (options.maxRetries + 1) + 30)} seconds`,
+        heartbeatTimeout: '5 seconds',
+        retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+      });
+      return activities[ACTIVITY[call.kind]]({ ...ids, call, before: [], ...options, stream: false });
+    },
+  };
+  return runComponentAlone(input, input.componentId, exec);
+}
