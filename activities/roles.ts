@@ -25,8 +25,7 @@ export function roleActivities(role: WorkerRole, deps: ActivityDeps): object {
         ...memoryActivities(deps),
       };
     case 'agents':
-      return { ...agentActivities(deps), ...agentTriggerActivities(deps) };
-      return { ...agentActivities(deps), ...agentFileActivities(deps) };
+      return { ...agentActivities(deps), ...agentTriggerActivities(deps), ...agentFileActivities(deps) };
     case 'memory':
       return memoryActivities(deps);
   }
