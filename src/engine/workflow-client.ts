@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type IngestRunRef, type WorkflowName } from './task-queues.js';
-import { startWorkflow, type WorkflowArgs } from './workflow-starts.js';
-import type { AgentRunInput } from '../agents/run-types.js';
+import { startWorkflow, type WorkflowArgs, type Workflows } from './workflow-starts.js';
+import { AGENT_TURN_SIGNAL, type AgentRunInput, type AgentTurnSignal } from '../agents/run-types.js';
 import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl, ParseLabels } from '../services/documents.js';
 import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
@@ -87,6 +87,23 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
       throw err;
     }
+  }
+
+  /**
+   * Submits a turn with a multitask strategy: Temporal's signal-with-start starts the session's workflow
+   * with it when none runs, and otherwise hands it to the running one, which queues it (enqueue) or stops
+   * its own turn first (interrupt, rollback). Atomic on the server: two callers cannot both start a run.
+   */
+  async submitAgentTurn(input: AgentRunInput, strategy: AgentTurnSignal['strategy']): Promise<void> {
+    const signal: AgentTurnSignal = { turn: input, strategy };
+    await this.client.workflow.signalWithStart<Workflows['agentRun'], [AgentTurnSignal]>(WORKFLOWS.agentRun, {
+      taskQueue: workflowTaskQueue(WORKFLOWS.agentRun, this.taskQueue),
+      workflowId: workflowIds.agentRun(input.agentId, input.sessionId),
+      args: [input],
+      memo: { runKey: input.runKey },
+      signal: AGENT_TURN_SIGNAL,
+      signalArgs: [signal],
+    });
   }
 
   /** Cancels the session's running turn; false when none is running. */
