@@ -20,7 +20,7 @@ function openStream(api: Api, body: Record<string, unknown>) {
       headers: { Authorization: `Bearer ${api.key}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ stream: true, ...body }),
     });
-    assert.equal(res.status, 200, await res.clone().text());
+    if (res.status !== 200) assert.fail(`${res.status}: ${await res.text()}`);
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     let buffer = '';
