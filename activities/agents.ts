@@ -14,6 +14,8 @@ import { walkPath } from '../src/agents/refs.js';
 import { recordTurn, runnableCanvas } from '../src/agents/io/session-turns.js';
 import { streamedSoFar } from '../src/agents/stream.js';
 import type { CanvasDsl } from '../src/agents/dsl.js';
+import { recordRunEnd } from '../src/agents/io/run-records.js';
+import { stepInputEvents } from '../src/agents/run-steps.js';
 import { RUN_END, type RunEvent } from '../src/events/types.js';
 
 type Call<K extends ComponentCall['kind']> = Extract<ComponentCall, { kind: K }>;
@@ -35,6 +37,8 @@ export function agentActivities(deps: ActivityDeps) {
       await deps.urlGuard(row.url);
       return mcpConfigOf(row);
     },
+    // An Agent's CodeExec tool: the same sandbox and limits as the CodeExec component (the Agent's timeout bounds both).
+    runCode: (params, signal) => runCode(params, signal, deps.agentLimits.code),
   });
 
   return {
@@ -118,7 +122,7 @@ export function agentActivities(deps: ActivityDeps) {
 
     /** RAGFlow's Invoke: an HTTP request, behind the SSRF guard. */
     agentInvoke: (input: ActivityInput) =>
-      component(input, async (signal) => ({ outputs: await runInvoke((input.call as Call<'Invoke'>).params, signal, deps.agentLimits.urls) })),
+      component(input, async (signal) => ({ outputs: await runInvoke((input.call as Call<'Invoke'>).params, signal, { ...deps.agentLimits.urls, idempotencyKey: activityKey() }) })),
 
     /** RAGFlow's CodeExec: Python or JavaScript in a locked-down child process per call. */
     agentCodeExec: (input: ActivityInput) =>
@@ -128,7 +132,7 @@ export function agentActivities(deps: ActivityDeps) {
         return { outputs: await runCode((input.call as Call<'CodeExec'>).params, signal, { ...code, timeoutMs }) };
       }),
 
-    /** Persists the turn in its session (once, whatever the retries), then sends the last events and closes the log. */
+    /** Persists the turn in its session and its run record (once, whatever the retries), then sends the last events and closes the log. */
     async agentFinishTurn(input: RunIds & { request: RunRequest; outcome: TurnOutcome; events: RunEvent[] }): Promise<void> {
       if (input.outcome.status === 'interrupted') {
         // Tokens never pass through the workflow: the text the turn streamed before it was stopped is in its log.
@@ -138,6 +142,8 @@ export function agentActivities(deps: ActivityDeps) {
         input.events.push({ event: 'workflow_finished', data: { inputs: input.request.inputs, outputs: { content: answer }, created_at: input.createdAt }, created_at: now });
       }
       await recordTurn(store, input);
+      // Before the log's end: a caller whose stream ended finds the run recorded.
+      await recordRunEnd(store, events, input);
       await events.publish(input.runKey, [...input.events, { event: RUN_END, data: { status: input.outcome.status } }]);
     },
 
@@ -168,7 +174,8 @@ export function agentActivities(deps: ActivityDeps) {
   ): Promise<ComponentResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
-    if (attempt === 1) await events.publish(input.runKey, input.before);
+    // The component's resolved inputs go to the log too, for the run's record (never to the caller).
+    if (attempt === 1) await events.publish(input.runKey, [...input.before, ...stepInputEvents(input.call)]);
     const beat = setInterval(() => ctx.heartbeat(), 250);
     let lastError = '';
     let lastFailure: unknown;
@@ -217,4 +224,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     const t = setTimeout(resolve, ms);
     signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
+}
+
+/**
+ * The running activity's identity in its workflow run: the same for each attempt of this activity (a
+ * worker that died, a heartbeat timeout) and different for every other one, so it keys a side effect
+ * that must happen once however often Temporal runs the activity.
+ */
+function activityKey(): string {
+  const info = Context.current().info;
+  return `${info.workflowExecution?.runId ?? info.activityRunId}/${info.activityId}`;
 }

@@ -19,6 +19,8 @@ export interface StreamSample {
   total: number;
   /** 503s (admission control) waited out before the request was admitted. */
   refused: number;
+  /** Epoch ms when the admitted request was sent (to line it up with server-side timestamps). */
+  sentAtEpochMs: number;
 }
 
 /** The longest a bench waits for one request to be admitted before it gives up on it. */
@@ -29,12 +31,13 @@ const ADMISSION_PATIENCE_MS = 120_000;
  * for its Retry-After (1 s when absent) and the request sent again, so a bench runs to the end under load
  * and reports the refusals instead of crashing on them.
  */
-export async function fetchAdmitted(url: string, init: RequestInit): Promise<{ res: Response; refused: number; sentAt: number }> {
+export async function fetchAdmitted(url: string, init: RequestInit): Promise<{ res: Response; refused: number; sentAt: number; sentAtEpochMs: number }> {
   const giveUpAt = performance.now() + ADMISSION_PATIENCE_MS;
   for (let refused = 0; ; refused++) {
     const sentAt = performance.now();
+    const sentAtEpochMs = Date.now();
     const res = await fetch(url, init);
-    if (res.status !== 503 || performance.now() > giveUpAt) return { res, refused, sentAt };
+    if (res.status !== 503 || performance.now() > giveUpAt) return { res, refused, sentAt, sentAtEpochMs };
     const waitS = Number(res.headers.get('retry-after'));
     await res.arrayBuffer();
     await new Promise((r) => setTimeout(r, (Number.isFinite(waitS) && waitS > 0 ? waitS : 1) * 1000));
@@ -47,7 +50,7 @@ export async function fetchAdmitted(url: string, init: RequestInit): Promise<{ r
  * last one. A 503 is waited out (fetchAdmitted); the times are those of the request that was admitted.
  */
 export async function timeStream(url: string, headers: Record<string, string>, body: unknown, inspect: (frame: string) => { first?: boolean; last?: boolean }): Promise<StreamSample> {
-  const { res, refused, sentAt: start } = await fetchAdmitted(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const { res, refused, sentAt: start, sentAtEpochMs } = await fetchAdmitted(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
   if (!res.ok || !res.body) throw new Error(`${url}: HTTP ${res.status} ${await res.text()}`);
   const decoder = new TextDecoder();
   let buffered = '';
@@ -65,7 +68,7 @@ export async function timeStream(url: string, headers: Record<string, string>, b
     }
   }
   if (!ended || Number.isNaN(ttft)) throw new Error(`${url}: the stream ended without an answer`);
-  return { ttft, total: performance.now() - start, refused };
+  return { ttft, total: performance.now() - start, refused, sentAtEpochMs };
 }
 
 /** One JSON call to Cairn's API (503s waited out); a non-zero envelope code throws with its message. */

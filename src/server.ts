@@ -34,6 +34,8 @@ import type { RouteSpec } from './api/routes.js';
 import { withMcp } from './mcp/http-transport.js';
 import { builtinChatStatus, checkBuiltinChat } from './models/builtin/chat-model.js';
 import { agentRoutes } from './api/routers/agents.js';
+import { agentRunRoutes } from './api/routers/agent-runs.js';
+import { AgentRunService } from './services/agent-runs.js';
 import { memoryRoutes } from './api/routers/memories.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { metricsRoutes } from './api/routers/metrics.js';
@@ -101,6 +103,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         onFatal: (err) => log.error({ err }, 'temporal worker stopped'),
       });
       cleanups.push(() => worker.stop());
+      if (worker.connections.agents) workflows.startAgentRunsEagerly(worker.connections.agents);
       log.info({ queues: worker.queues }, `temporal workers polling ${describeQueues(worker.queues)}`);
     } else {
       log.info('API only: this process runs no Temporal worker (`cairn worker` processes run the workflows)');
@@ -141,6 +144,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...openaiRoutes(conversations),
       ...openaiModelRoutes(chats, agents, providers),
       ...agentRoutes(agents, agentSessions),
+      ...agentRunRoutes(new AgentRunService(store, agents, agentSessions)),
       ...memoryRoutes(memories),
       ...mcpServerRoutes(services.mcpServers),
       ...metricsRoutes({ documents: store.documents, workflows, index, modelClients: deps.models, log }),

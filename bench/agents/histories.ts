@@ -27,6 +27,9 @@ export interface RunHistory {
   /** Activity types in the order they were scheduled. */
   activities: string[];
   open: number;
+  /** Epoch ms of WorkflowExecutionStarted and of the first ActivityTaskStarted (NaN without one). */
+  startedAtMs: number;
+  firstActivityStartedAtMs: number;
   wftWait: number;
   wftRun: number;
   actWait: number;
@@ -42,7 +45,7 @@ function kindOf(e: HistoryEvent): string {
 }
 
 export function summarize(events: HistoryEvent[], bytes: number): RunHistory {
-  const run: RunHistory = { events: events.length, bytes, kinds: new Map(), activities: [], open: NaN, wftWait: 0, wftRun: 0, actWait: 0, actRun: 0 };
+  const run: RunHistory = { events: events.length, bytes, kinds: new Map(), activities: [], open: NaN, startedAtMs: NaN, firstActivityStartedAtMs: NaN, wftWait: 0, wftRun: 0, actWait: 0, actRun: 0 };
   const scheduledAt = new Map<number, number>();
   const startedAt = new Map<number, number>();
   let start = NaN;
@@ -55,6 +58,7 @@ export function summarize(events: HistoryEvent[], bytes: number): RunHistory {
     switch (kind) {
       case 'workflowExecutionStarted':
         start = at;
+        run.startedAtMs = at;
         break;
       case 'workflowExecutionCompleted':
       case 'workflowExecutionFailed':
@@ -80,6 +84,7 @@ export function summarize(events: HistoryEvent[], bytes: number): RunHistory {
         run.wftRun += at - (startedAt.get(num(attrs.scheduledEventId)) ?? at);
         break;
       case 'activityTaskStarted':
+        if (Number.isNaN(run.firstActivityStartedAtMs)) run.firstActivityStartedAtMs = at;
         run.actWait += at - (scheduledAt.get(num(attrs.scheduledEventId)) ?? at);
         startedAt.set(num(attrs.scheduledEventId), at);
         break;
@@ -102,16 +107,33 @@ export async function runHistory(client: Client, agentId: string, sessionId: str
   return summarize((history.events ?? []) as HistoryEvent[], num(desc.raw.workflowExecutionInfo?.historySizeBytes as Long));
 }
 
-/** Histories of many runs, a few at a time. */
+/** Histories of many runs, a few at a time, in the order of `sessionIds`. */
 export async function runHistories(client: Client, agentId: string, sessionIds: string[], concurrency = 8): Promise<RunHistory[]> {
   const out: RunHistory[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, sessionIds.length) }, async () => {
-      while (next < sessionIds.length) out.push(await runHistory(client, agentId, sessionIds[next++]!));
+      while (next < sessionIds.length) {
+        const i = next++;
+        out[i] = await runHistory(client, agentId, sessionIds[i]!);
+      }
     }),
   );
   return out;
+}
+
+/**
+ * Where the time to an agent's first token went, p50 over runs, ms: request sent → workflow started
+ * (the API: checks, the session, the start call), workflow started → its first activity started
+ * (workflow task wait + run + activity dispatch), and activity started → first token at the client
+ * less the model's own TTFT (the model call's setup, the event log, the stream).
+ */
+export function firstTokenSplit(samples: { sentAtEpochMs: number; ttft: number }[], runs: RunHistory[], modelTtftMs: number): string {
+  const p = (xs: number[]) => percentile(xs.filter((x) => !Number.isNaN(x)), 50).toFixed(0);
+  const api = samples.map((s, i) => runs[i]!.startedAtMs - s.sentAtEpochMs);
+  const toActivity = runs.map((r) => r.firstActivityStartedAtMs - r.startedAtMs);
+  const toToken = samples.map((s, i) => s.sentAtEpochMs + s.ttft - runs[i]!.firstActivityStartedAtMs - modelTtftMs);
+  return `first token: API ${p(api)} + workflow to activity ${p(toActivity)} + activity to client ${p(toToken)} (beyond the model's TTFT)`;
 }
 
 /** p50 of each time split, ms: "open 812 = workflow tasks 40 wait + 25 run, activities 30 wait + 700 run". */

@@ -39,7 +39,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
 import { startDevServer, type DevServer } from '../../src/engine/dev-server.js';
-import { runHistories, runHistory, timeSplit, type RunHistory } from './histories.js';
+import { firstTokenSplit, runHistories, runHistory, timeSplit, type RunHistory } from './histories.js';
 import { startBenchWorker, type BenchWorker } from '../ingest/worker.js';
 import { tokensAnswer } from '../../test/fakes/index.js';
 import { canvas } from '../../test/integration/agent-helpers.js';
@@ -213,7 +213,8 @@ try {
       `${sum(m.chat.map((s) => s.refused))} / ${sum(m.agent.map((s) => s.refused))}`,
     ];
     console.log(`${String(streams).padStart(7)} | ${cells.join(' | ')}`);
-    splits.push(`${String(streams).padStart(7)} | ${timeSplit(await runHistories(temporal, agentId, m.agent.map((s) => s.sessionId!)))}`);
+    const runs = await runHistories(temporal, agentId, m.agent.map((s) => s.sessionId!));
+    splits.push(`${String(streams).padStart(7)} | ${timeSplit(runs)}; ${firstTokenSplit(m.agent, runs, SCRIPTED_TTFT)}`);
   }
   console.log('agent runs in their workflow histories, p50 per run (the model call is inside activity run):');
   for (const line of splits) console.log(line);

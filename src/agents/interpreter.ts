@@ -62,6 +62,12 @@ const IO_COMPONENTS = new Set(['LLM', 'Agent', 'Retrieval', 'Categorize', 'Invok
 /** A run that executes more batches than this is stopped: a loop in the graph that never ends. */
 const MAX_STEPS = 5000;
 const CONTAINERS = new Set(['Iteration', 'Loop']);
+/**
+ * Components a replay always runs anew, even before its `from_component`: Begin (a replay's `inputs`
+ * reach it), UserFillUp (it pauses), VariableAssigner (its effect is the variables it writes, not
+ * outputs), and containers with their children (each pass depends on the one before).
+ */
+const NEVER_REUSED = new Set(['Begin', 'UserFillUp', 'VariableAssigner', 'Iteration', 'IterationItem', 'Loop', 'LoopItem', 'ExitLoop']);
 
 /** A pure component's result may say where the walk goes, or that it ended a container. */
 interface StepResult extends ComponentResult {
@@ -70,6 +76,8 @@ interface StepResult extends ComponentResult {
   memoryWrites?: unknown[];
   /** The container (Iteration / Loop) this step finished. */
   containerDone?: string;
+  /** A replay took the recorded outputs instead of running the component. */
+  reused?: boolean;
 }
 
 export function emptyBucket(): ReferenceBucket {
@@ -198,6 +206,14 @@ class CanvasRun {
     return referencedComponents(reads).every((ref) => ref === id || !this.canvas.components[ref] || ref in this.outputs || this.deferred.has(ref));
   }
 
+  /** In a replay: the recorded outputs this component takes instead of running (see NEVER_REUSED). */
+  private recorded(id: string): Outputs | undefined {
+    const outputs = this.input.reuse?.[id];
+    const def = this.canvas.components[id];
+    if (!outputs || !def || NEVER_REUSED.has(def.obj.component_name) || def.parent_id) return undefined;
+    return outputs;
+  }
+
   private nodeStarted(id: string): void {
     const def = this.def(id);
     this.emit('node_started', {
@@ -207,11 +223,12 @@ class CanvasRun {
       component_name: this.nameOf(id),
       component_type: def.obj.component_name,
       thoughts: '',
+      ...(this.recorded(id) ? { reused: true } : {}),
     });
     this.startedAt[id] = this.exec.now();
   }
 
-  private nodeFinished(id: string, outputs: Outputs, error?: string, toolCalls?: unknown[], memoryWrites?: unknown[]): void {
+  private nodeFinished(id: string, outputs: Outputs, error?: string, toolCalls?: unknown[], memoryWrites?: unknown[], reused?: boolean): void {
     const def = this.def(id);
     const began = this.startedAt[id] ?? this.exec.now();
     const elapsed = (this.exec.now() - began) / 1000;
@@ -226,6 +243,7 @@ class CanvasRun {
       created_at: Math.floor(began / 1000),
       ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
       ...(memoryWrites ? { memory_writes: memoryWrites } : {}),
+      ...(reused ? { reused: true } : {}),
     });
   }
 
@@ -238,6 +256,12 @@ class CanvasRun {
     const name = def.obj.component_name;
     const params = def.obj.params;
     const scope = this.scope();
+    const recorded = this.recorded(id);
+    if (recorded) {
+      // A replay: no model or tool is called again. A Message shows its recorded text.
+      if (name === 'Message') this.emit('message', { content: String(recorded.content ?? '') });
+      return { outputs: { ...recorded }, reused: true };
+    }
     try {
       switch (name) {
         case 'Begin':
@@ -362,7 +386,7 @@ class CanvasRun {
     const schema = structuredSchema(params);
     if (schema) call.schema = schema;
     if (kind === 'Agent') {
-      call.tools = (Array.isArray(params.tools) ? params.tools : []).map((t: ToolDef) => ({ ...t, params: (resolveParam(t.params ?? {}, scope) ?? {}) as Record<string, unknown> }));
+      call.tools = (Array.isArray(params.tools) ? params.tools : []).map((t: ToolDef) => ({ ...t, params: toolParams(t, scope) }));
       call.max_rounds = Number(params.max_rounds ?? 5) || 5;
       const mcp = Array.isArray(params.mcp) ? (params.mcp as { mcp_id: string; tools?: Record<string, unknown> }[]) : [];
       if (mcp.length) call.mcp = mcp.map((m) => ({ mcp_id: m.mcp_id, tools: m.tools }));
@@ -502,7 +526,7 @@ class CanvasRun {
     }
     // As in RAGFlow, a streamed producer finishes after the Message that showed its tokens.
     for (const finished of produced) finished();
-    this.nodeFinished(id, outputs, result.error, result.trace, result.memoryWrites);
+    this.nodeFinished(id, outputs, result.error, result.trace, result.memoryWrites, result.reused);
     if (result.containerDone) {
       const container = result.containerDone;
       this.nodeFinished(container, this.outputs[container] ?? {});
@@ -595,6 +619,20 @@ function invokeParams(params: Record<string, unknown>, scope: Scope): Record<str
     headers: headers && typeof headers === 'object' ? resolveParam(headers, scope) : headers,
     variables,
   };
+}
+
+/**
+ * An Agent tool's params, resolved as its component resolves them: a CodeExec script is code, not a
+ * template, and only its arguments are references; a sub-Agent's own tools follow the same rule.
+ */
+function toolParams(tool: ToolDef, scope: Scope): Record<string, unknown> {
+  const params = tool.params ?? {};
+  if (tool.component_name === 'CodeExec') return { ...params, ...codeParams(params, scope) };
+  if (tool.component_name === 'Agent' && Array.isArray(params.tools)) {
+    const { tools, ...rest } = params;
+    return { ...(resolveParam(rest, scope) as Record<string, unknown>), tools: (tools as ToolDef[]).map((t) => ({ ...t, params: toolParams(t, scope) })) };
+  }
+  return (resolveParam(params, scope) ?? {}) as Record<string, unknown>;
 }
 
 /** CodeExec's params: each argument is a reference (or empty), resolved to its value. */

@@ -9,6 +9,10 @@ export interface RunRequest {
   files: unknown[];
   userId: string;
   chatTemplateKwargs?: Record<string, unknown>;
+  /** What started the turn, for its run record: 'completion' when absent. */
+  trigger?: string;
+  /** Set when the turn replays a recorded run (docs/agents.md, "Runs and replay"). */
+  replay?: { run_id: string; from_component: string };
 }
 
 /** Identity of one turn of one session: the workflow's input besides the canvas. */
@@ -28,6 +32,12 @@ export interface AgentRunInput extends RunIds {
   request: RunRequest;
   /** Component id -> the editor's node name (from `graph`), for event payloads. */
   names: Record<string, string>;
+  /**
+   * A replay's recorded outputs (component id -> outputs) of the components that finished before the
+   * replay's `from_component`: the walk takes them instead of running those components. Absent in
+   * ordinary turns (and in workflow histories written before replays existed).
+   */
+  reuse?: Record<string, Outputs>;
   /**
    * Set on a turn that waited behind another (multitask_strategy enqueue / interrupt / rollback): its
    * canvas was read when it was submitted, so the turn reads the session's canvas again when it starts.
@@ -80,7 +90,7 @@ export interface ModelSettings {
   max_tokens?: number;
 }
 
-/** An Agent's tool (RAGFlow `params.tools[]`): Retrieval, or another Agent as a sub-agent. */
+/** An Agent's tool (RAGFlow `params.tools[]`): Retrieval, CodeExec, another Agent as a sub-agent, or an outside-service tool (external.ts). */
 export interface ToolDef {
   component_name: string;
   name?: string;

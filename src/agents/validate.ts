@@ -23,8 +23,8 @@ export class DslError extends Error {
   }
 }
 
-/** Components an Agent may list in `params.tools`. */
-export const TOOL_NAMES = ['Retrieval', 'Agent'] as const;
+/** Components an Agent may list in `params.tools` (besides the external ones of external.ts). */
+export const TOOL_NAMES = ['Retrieval', 'Agent', 'CodeExec'] as const;
 
 const SCHEMA_DIR = new URL('../../dsl-schemas/', import.meta.url);
 const BASE_ID = 'https://cairn.dev/dsl-schemas/';
@@ -267,11 +267,21 @@ function validateParams(id: string, name: ComponentName, params: Record<string, 
       if (isExternalComponent(toolName)) continue;
       if (!(TOOL_NAMES as readonly string[]).includes(String(toolName))) {
         const param = paramPath([...at, 'component_name']);
-        throw new DslError(`${label}: param '${param}': unknown tool '${String(toolName)}' (Cairn's agents can use ${TOOL_NAMES.join(', ')})`, id, param);
+        throw new DslError(`${label}: param '${param}': unknown tool '${String(toolName)}' (Cairn's agents can use ${TOOL_NAMES.join(', ')}, the tools of MCP servers (param 'mcp'), and RAGFlow's tools that need an outside service, which answer with an error)`, id, param);
       }
-      validateParams(id, toolName as ComponentName, isRecord(tool.params) ? tool.params : {}, [...at, 'params'], ownerName);
+      validateParams(id, toolName as ComponentName, toolParamsToCheck(toolName as ComponentName, isRecord(tool.params) ? tool.params : {}), [...at, 'params'], ownerName);
     }
   }
+}
+
+/**
+ * A tool's params as its component's schema checks them. CodeExec as a tool gets its script from the
+ * model's call (RAGFlow's `execute_code` function), so the tool needs none of its own (RAGFlow's
+ * data_analysis_beginner_assistant gives it `{}`); a script it does give is checked as usual.
+ */
+function toolParamsToCheck(name: ComponentName, params: Record<string, unknown>): Record<string, unknown> {
+  if (name === 'CodeExec' && params.script === undefined) return { ...params, script: 'written by the model' };
+  return params;
 }
 
 /** A stored run snapshot puts the parsed answer into `outputs.structured.value`: not part of the schema. */

@@ -43,6 +43,10 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   // lose the last commits, never corrupts), which cut the server's CPU per parse workflow by ~38%
   // (bench/ingest/temporal-cost.ts: 60-61 -> 37.5-38 CPU-ms per workflow of two activities).
   args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'busy_timeout=10000', '--sqlite-pragma', 'synchronous=NORMAL');
+  // Agent turns start eagerly on the worker in the same process (WorkflowClient.startAgentRunsEagerly), and
+  // an activity on its workflow's own task queue comes back with the workflow task that scheduled it when
+  // that worker has a free slot (the SDK reserves it): a turn's components skip a trip through the queue.
+  args.push('--dynamic-config-value', 'system.enableEagerWorkflowStart=true', '--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   if (opts.uiPort) args.push('--ui-ip', '127.0.0.1', '--ui-port', String(opts.uiPort));
   else args.push('--headless');
   args.push(...(opts.extraArgs ?? []));

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, type ConnectionLike } from '@temporalio/client';
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type IngestRunRef, type WorkflowName } from './task-queues.js';
 import { startWorkflow, type WorkflowArgs, type Workflows } from './workflow-starts.js';
 import { AGENT_TURN_SIGNAL, type AgentRunInput, type AgentTurnSignal } from '../agents/run-types.js';
+import { recordAgentTurnStart } from '../observability/agent-start-metrics.js';
 import type { DatasetCleanup } from '../services/datasets.js';
 import type { ParseControl, ParseLabels } from '../services/documents.js';
 import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
@@ -13,6 +14,9 @@ const DATASET_INDEX_WORKFLOWS = { raptor: WORKFLOWS.raptorIndex, graph: WORKFLOW
 
 /** Starts and controls Cairn's workflows, each on the task queue of the worker role that runs it. */
 export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetIndexControl {
+  /** Starts agent turns eagerly: set when this process also runs the agents' workflow worker. */
+  private agentStarter?: Client;
+
   private constructor(
     readonly client: Client,
     private readonly connection: Connection,
@@ -22,6 +26,16 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
   static async connect(address: string, namespace: string, taskQueue: string): Promise<WorkflowClient> {
     const connection = await Connection.connect({ address });
     return new WorkflowClient(new Client({ connection, namespace }), connection, taskQueue);
+  }
+
+  /**
+   * Agent turns start eagerly on the worker in this process: the start call brings back the run's first
+   * workflow task, so the turn skips a round trip through the task queue before its first component.
+   * `connection` is the one the agents' workflow worker polls on (Temporal hands an eager task only to a
+   * worker on the client's own connection).
+   */
+  startAgentRunsEagerly(connection: ConnectionLike): void {
+    this.agentStarter = new Client({ connection, namespace: this.client.options.namespace });
   }
 
   async startDeleteDatasets(datasetIds: string[]): Promise<void> {
@@ -76,12 +90,14 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
   /** Starts a turn of an agent session; false when a turn of that session is still running. */
   async startAgentRun(input: AgentRunInput): Promise<boolean> {
     try {
-      await startWorkflow(this.client, WORKFLOWS.agentRun, {
+      const started = await startWorkflow(this.agentStarter ?? this.client, WORKFLOWS.agentRun, {
         taskQueue: workflowTaskQueue(WORKFLOWS.agentRun, this.taskQueue),
         workflowId: workflowIds.agentRun(input.agentId, input.sessionId),
         args: [input],
         memo: { runKey: input.runKey },
+        requestEagerStart: this.agentStarter !== undefined,
       });
+      recordAgentTurnStart(started.eagerlyStarted);
       return true;
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;

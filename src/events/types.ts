@@ -50,3 +50,9 @@ export async function* followRun(bus: RunEvents, runKey: string, signal?: AbortS
     if (!batch.length) await bus.wait(runKey, pollMs);
   }
 }
+
+/**
+ * Internal: the resolved inputs of an I/O component (its prompts, query, params), published by its
+ * activity for the run's record (docs/agents.md, "Runs and replay"); never forwarded to a caller.
+ */
+export const STEP_INPUTS = 'step_inputs';

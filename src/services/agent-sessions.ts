@@ -4,10 +4,11 @@ import type { Principal } from './auth.js';
 import type { AgentService } from './agents.js';
 import { isRelease } from './agents.js';
 import type { RunEvent, RunEvents } from '../events/types.js';
-import type { CanvasDsl, RunInputs } from '../agents/dsl.js';
+import type { CanvasDsl, Outputs, RunInputs } from '../agents/dsl.js';
 import type { AgentRunInput, AgentTurnSignal, MultitaskStrategy } from '../agents/run-types.js';
 import { resumeKey } from '../agents/resume-key.js';
 import { runnableCanvas, sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
+import { recordRunStart } from '../agents/io/run-records.js';
 import { followAgentRun } from '../agents/stream.js';
 import { prologue } from '../agents/components/pure.js';
 import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
@@ -46,6 +47,10 @@ export interface CompletionInput {
   release?: boolean | string;
   /** What to do when a turn of the session is running (default `reject`: 409). */
   multitask_strategy?: MultitaskStrategy;
+  /** What starts the turn, for its run record ('completion' when absent). */
+  trigger?: string;
+  /** Replays a recorded run: these components take their recorded outputs (AgentRunService.replay). */
+  replay?: { run_id: string; from_component: string; reuse: Record<string, Outputs> };
 }
 
 /** A started turn: its ids and its events, in RAGFlow's envelope. */
@@ -71,6 +76,11 @@ function freshCanvas(dsl: CanvasDsl): CanvasDsl {
   const g = { ...dsl.globals };
   for (const key of Object.keys(g)) if (key.startsWith('sys.')) delete g[key];
   return { ...dsl, globals: { 'sys.query': '', 'sys.user_id': '', 'sys.conversation_turns': 0, 'sys.files': [], 'sys.history': [], ...g }, history: [], path: [], retrieval: [], component_outputs: {}, paused: false };
+}
+
+/** The 409 of a second turn while one of the session runs. */
+export function turnStillRunning(sessionId: string): ApiError {
+  return new ApiError(409, `A turn of session ${sessionId} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${sessionId}/cancel, or send multitask_strategy enqueue, interrupt or rollback`);
 }
 
 /** Agent sessions and their turns: each turn is a durable `agentRun` workflow. */
@@ -162,6 +172,7 @@ export class AgentSessionService {
       if (row) runKeys.push(...sessionMessages(row).map((m) => m.id));
     }
     await this.store.agentSessions.delete(sessionIds);
+    await this.store.agentRuns.deleteSessions(sessionIds);
     await this.events.remove([...new Set(runKeys)]);
   }
 
@@ -190,7 +201,7 @@ export class AgentSessionService {
     const { canvas, names } = runnableCanvas(JSON.parse(session.dsl) as CanvasDsl);
     // Answering a UserFillUp: the turn's id derives from the pause and the answer, so the same answer given
     // twice names the same turn, and the second caller follows the first one's turn instead of a new run.
-    const resume = resumeKey(sessionMessages(session), canvas, input.inputs);
+    const resume = input.replay ? undefined : resumeKey(sessionMessages(session), canvas, input.inputs);
     if (resume?.answered) return this.followTurn(agent.id, session.id, resume.key, session);
     const messageId = resume?.key ?? newId();
     const createdAt = toSeconds(nowMs());
@@ -208,14 +219,22 @@ export class AgentSessionService {
         files: input.files ?? [],
         userId: input.user_id ?? p.userId,
         chatTemplateKwargs: input.chat_template_kwargs,
+        trigger: input.trigger,
       },
     };
+    if (input.replay) {
+      // A replay walks the canvas from Begin, even in a session waiting for user inputs.
+      canvas.paused = false;
+      run.reuse = input.replay.reuse;
+      run.request.replay = { run_id: input.replay.run_id, from_component: input.replay.from_component };
+    }
     const strategy = input.multitask_strategy ?? 'reject';
     if (strategy !== 'reject') {
       await this.runs.submitAgentTurn(run, strategy);
     } else if ((await this.startOrFollow(run)) === 'busy') {
-      throw new ApiError(409, `A turn of session ${session.id} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${session.id}/cancel, or send multitask_strategy enqueue, interrupt or rollback`);
+      throw turnStillRunning(session.id);
     }
+    await recordRunStart(this.store, run);
     return this.followTurn(agent.id, session.id, messageId, undefined, createdAt);
   }
 

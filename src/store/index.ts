@@ -15,6 +15,7 @@ import { EnrichmentRepo } from './enrichment.js';
 import { GraphRepo } from './graph.js';
 import { SearchAppRepo } from './search-apps.js';
 import { IngestionStepRepo } from './ingestion-steps.js';
+import { AgentRunRepo } from './agent-runs.js';
 
 /** The MetaStore: one repository per table group, all SQL lives below src/store. */
 export class MetaStore {
@@ -34,6 +35,7 @@ export class MetaStore {
   readonly graph: GraphRepo;
   readonly searchApps: SearchAppRepo;
   readonly ingestionSteps: IngestionStepRepo;
+  readonly agentRuns: AgentRunRepo;
 
   constructor(readonly db: MetaDb) {
     this.users = new UserRepo(db.kysely);
@@ -52,6 +54,7 @@ export class MetaStore {
     this.graph = new GraphRepo(db.kysely);
     this.searchApps = new SearchAppRepo(db.kysely);
     this.ingestionSteps = new IngestionStepRepo(db.kysely);
+    this.agentRuns = new AgentRunRepo(db.kysely);
   }
 
   async ping(): Promise<void> {

@@ -535,6 +535,46 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('ingestion_steps_dataset').on('ingestion_steps').columns(['dataset_id', 'begin_at']).execute();
     },
   },
+  '0015_agent_runs': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // One row per agent turn (id = the turn's message id): the durable run records (docs/agents.md, "Runs and replay").
+      await db.schema
+        .createTable('agent_runs')
+        .addColumn('id', t.string(32), (c) => c.primaryKey())
+        .addColumn('agent_id', t.string(32), (c) => c.notNull())
+        .addColumn('session_id', t.string(32), (c) => c.notNull())
+        .addColumn('tenant_id', t.string(32), (c) => c.notNull())
+        .addColumn('status', t.string(16), (c) => c.notNull())
+        .addColumn('trigger', t.string(32), (c) => c.notNull())
+        .addColumn('request', t.text, (c) => c.notNull())
+        .addColumn('replay_of', t.string(32))
+        .addColumn('from_component', t.string(255))
+        .addColumn('error', t.text)
+        .addColumn('start_time', t.bigint, (c) => c.notNull())
+        .addColumn('end_time', t.bigint)
+        .execute();
+      await db.schema.createIndex('agent_runs_session').on('agent_runs').columns(['session_id', 'start_time']).execute();
+      // The components a run executed, in the order they started; values whole (the API abridges large ones).
+      await db.schema
+        .createTable('agent_run_steps')
+        .addColumn('run_id', t.string(32), (c) => c.notNull())
+        .addColumn('step_index', t.integer, (c) => c.notNull())
+        .addColumn('component_id', t.string(255), (c) => c.notNull())
+        .addColumn('component_name', t.string(255), (c) => c.notNull())
+        .addColumn('component_type', t.string(64), (c) => c.notNull())
+        .addColumn('status', t.string(16), (c) => c.notNull())
+        .addColumn('reused', t.integer, (c) => c.notNull().defaultTo(0))
+        .addColumn('started_at', t.bigint, (c) => c.notNull())
+        .addColumn('duration', t.real)
+        .addColumn('inputs', t.text, (c) => c.notNull())
+        .addColumn('outputs', t.text, (c) => c.notNull())
+        .addColumn('error', t.text)
+        .addColumn('trace', t.text, (c) => c.notNull())
+        .addPrimaryKeyConstraint('agent_run_steps_pk', ['run_id', 'step_index'])
+        .execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

@@ -389,7 +389,50 @@ export interface SearchAppsTable {
   update_time: number;
 }
 
+/** One agent turn (id = its message id): status, timings, what started it, and the request to replay it. */
+export interface AgentRunsTable {
+  id: string;
+  agent_id: string;
+  session_id: string;
+  tenant_id: string;
+  status: 'running' | 'finished' | 'paused' | 'failed' | 'cancelled';
+  /** What started the turn: 'completion', 'replay', or another starter's name. */
+  trigger: string;
+  /** JSON: the turn's RunRequest (query, inputs, files, userId), for a replay. */
+  request: string;
+  replay_of: string | null;
+  from_component: string | null;
+  error: string | null;
+  start_time: number;
+  end_time: number | null;
+}
+
+/** One component execution of an agent run, in start order. */
+export interface AgentRunStepsTable {
+  run_id: string;
+  step_index: number;
+  component_id: string;
+  component_name: string;
+  component_type: string;
+  status: 'running' | 'finished' | 'failed' | 'paused' | 'cancelled';
+  /** 1 when a replay took the recorded outputs instead of running it. */
+  reused: number;
+  /** Epoch milliseconds. */
+  started_at: number;
+  /** Seconds; null while it had not finished. */
+  duration: number | null;
+  /** JSON. */
+  inputs: string;
+  /** JSON. */
+  outputs: string;
+  error: string | null;
+  /** JSON: an Agent's tool calls (RAGFlow's trace entries). */
+  trace: string;
+}
+
 export interface Database {
+  agent_runs: AgentRunsTable;
+  agent_run_steps: AgentRunStepsTable;
   search_apps: SearchAppsTable;
   settings: SettingsTable;
   enrichment_cache: EnrichmentCacheTable;

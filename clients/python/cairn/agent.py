@@ -39,6 +39,12 @@ class Agent(Base):
         data = self.rag._call("GET", f"/agents/{self.id}/sessions", params=params).get("data")
         return [Session(self.rag, {"agent_id": self.id, **s}) for s in items_of(data, "sessions")]
 
+    def logs(self, message_id: str) -> Any:
+        """RAGFlow's log of one turn (``GET /agents/{id}/logs/{message_id}``): ``[{component_id, trace:
+        [{path, tool_name, arguments, result, elapsed_time}]}]`` for each component that called tools,
+        ``{}`` when the turn made no tool call."""
+        return self.rag._call("GET", f"/agents/{self.id}/logs/{message_id}").get("data")
+
     def delete_sessions(self, ids: list[str] | None = None, delete_all: bool = False) -> None:
         """Like ragflow-sdk: raises only when nothing is deleted (code != 0); a partial delete (some ids unknown or duplicated, listed in the answer's data.errors) returns None."""
         self.rag._call("DELETE", f"/agents/{self.id}/sessions", json={"ids": ids, "delete_all": delete_all})

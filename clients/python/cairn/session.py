@@ -231,6 +231,49 @@ class Session(Base):
         finally:
             res.close()
 
+    # ------------------------------------------------------------------ runs (agent sessions)
+    def list_runs(self, page: int = 1, page_size: int = 30) -> list[dict]:
+        """This agent session's runs, newest first (``GET /agents/{id}/sessions/{sid}/runs``).
+
+        Each run is a dict: ``id`` (the turn's message id), ``status`` (running, finished, paused,
+        failed, cancelled), ``trigger``, ``replay_of`` / ``from_component`` for a replay, ``query``,
+        ``inputs``, times, and ``steps``: each component's ``status``, ``reused``, ``elapsed_time``,
+        ``inputs``, ``outputs`` and ``trace``. A value over 4 KB is abridged to ``{truncated, size,
+        full_value}``; :meth:`run_value` reads the whole value.
+        """
+        self._require_agent("list_runs")
+        data = self.rag._call("GET", f"/agents/{self.agent_id}/sessions/{self.id}/runs",
+                              params={"page": page, "page_size": page_size}).get("data")
+        return list(data or [])
+
+    def get_run(self, run_id: str) -> dict:
+        """One run of this session, as :meth:`list_runs` lists it (404 when it is not one)."""
+        self._require_agent("get_run")
+        return self.rag._call("GET", f"/agents/{self.agent_id}/sessions/{self.id}/runs/{run_id}").get("data") or {}
+
+    def run_value(self, full_value: str) -> Any:
+        """The whole value behind an abridged one (its ``full_value`` link)."""
+        prefix = "/api/v1"
+        path = full_value[len(prefix):] if full_value.startswith(prefix) else full_value
+        return self.rag._call("GET", path).get("data")
+
+    def replay(self, run_id: str, from_component: str, inputs: dict | None = None,
+               stream: bool = True) -> Message | Iterator[Message]:
+        """Replays a run of this session as a new turn (``POST …/runs/{run_id}/replay``): components that
+        finished before ``from_component`` take their recorded outputs (no model call), ``from_component``
+        and what follows run anew. ``inputs`` replace the run's Begin inputs. Streams Messages like
+        :meth:`ask` (``stream=False``: the whole answer)."""
+        self._require_agent("replay")
+        body = {"from_component": from_component, "stream": stream, **drop_none({"inputs": _plain_inputs(inputs)})}
+        res = self.rag.post(f"/agents/{self.agent_id}/sessions/{self.id}/runs/{run_id}/replay", json=body, stream=stream)
+        if not stream:
+            return self._agent_message(check(res).get("data"))
+        return self._agent_stream(self._stream_or_raise(res))
+
+    def _require_agent(self, what: str) -> None:
+        if self._session_type != "agent":
+            raise CairnError(f"`{what}` is for agent sessions; this is a chat session", code=400)
+
     # ------------------------------------------------------------------ the session itself
     def update(self, update_message: dict) -> "Session":
         """Renames the session (``{"name": ...}``)."""

@@ -2,12 +2,14 @@ import type { RunEvent, RunEvents } from '../../events/types.js';
 
 /**
  * Sends a component's streamed text as `message` events, coalescing the deltas of each ~30 ms into one
- * event so a fast model does not write one row per token. Think markers go out as RAGFlow sends them.
+ * event so a fast model does not write one row per token. The first text goes out at once: the caller's
+ * time to first token does not wait for a batch. Think markers go out as RAGFlow sends them.
  */
 export class DeltaPublisher {
   private buffer = '';
   private timer: NodeJS.Timeout | undefined;
   private thinking = false;
+  private textSent = false;
   private sending: Promise<void> = Promise.resolve();
 
   constructor(
@@ -43,6 +45,11 @@ export class DeltaPublisher {
   private push(text: string): void {
     if (!text) return;
     this.buffer += text;
+    if (!this.textSent) {
+      this.textSent = true;
+      this.flush();
+      return;
+    }
     this.timer ??= setTimeout(() => this.flush(), this.intervalMs);
   }
 

@@ -30,6 +30,11 @@ export interface InvokeOptions extends Omit<UrlPolicy, 'allowPrivate'> {
   maxBytes?: number;
   /** Redirects followed, each checked like the first URL (default 5). */
   maxRedirects?: number;
+  /**
+   * Sent as the `Idempotency-Key` header (unless the params set one): the same for every attempt of this
+   * one request (a worker that died mid-request, a retry), so a service that honours the header acts once.
+   */
+  idempotencyKey?: string;
 }
 
 export class InvokeError extends Error {
@@ -67,6 +72,7 @@ export async function runInvoke(params: InvokeParams, signal: AbortSignal, optio
     if (!hasHeader(headers, 'content-type')) headers['Content-Type'] = json ? 'application/json' : 'application/x-www-form-urlencoded';
   }
   if (!hasHeader(headers, 'user-agent')) headers['User-Agent'] = 'Cairn-Invoke/1.0';
+  if (options.idempotencyKey && !hasHeader(headers, 'idempotency-key')) headers['Idempotency-Key'] = options.idempotencyKey;
   if (!hasHeader(headers, 'accept')) headers['Accept'] = '*/*';
 
   const timeout = AbortSignal.timeout(timeoutSec * 1000);

@@ -8,12 +8,16 @@ import { externalComponentError, isExternalComponent } from '../external.js';
 import { isBuiltinModelId } from '../../models/builtin/spec.js';
 import { newToolCallId } from '../../models/builtin/chat-json.js';
 import { summariseRetrieval, summariseText } from './tool-events.js';
+import { CODE_TOOL_NAME, codeJobOf, codeToolResult, codeToolSpec } from './code-tool.js';
+import type { CodeExecParams } from './sandbox/index.js';
 
 export interface ModelRunDeps {
   chat(llmId?: string): Promise<ChatModel>;
   retrieve(query: string, params: Record<string, unknown>): Promise<RetrievalOutput>;
   /** The tenant's MCP server of that id, checked against the SSRF guard; throws when there is none. */
   mcpServer(mcpId: string): Promise<McpServerConfig>;
+  /** Runs a CodeExec tool's job in the sandbox the CodeExec component uses (a child process per call). */
+  runCode(params: CodeExecParams, signal: AbortSignal): Promise<Outputs>;
 }
 
 export interface ModelRunIo {
@@ -156,7 +160,10 @@ interface BoundTool {
   mcp?: McpConnection;
 }
 
-/** Function names the model sees: RAGFlow's `search_my_dateset` for Retrieval; a sub-agent by its name. */
+/**
+ * Function names the model sees: RAGFlow's `search_my_dateset` for Retrieval and `execute_code` for
+ * CodeExec; a sub-agent or an outside-service tool by its name.
+ */
 function toolsOf(defs: ToolDef[]): BoundTool[] {
   const used = new Set<string>();
   const unique = (name: string) => {
@@ -177,6 +184,7 @@ function toolsOf(defs: ToolDef[]): BoundTool[] {
         },
       };
     }
+    if (def.component_name === 'CodeExec') return { def, spec: codeToolSpec(unique(CODE_TOOL_NAME), def.params) };
     if (isExternalComponent(def.component_name)) {
       return {
         def,
@@ -230,6 +238,8 @@ async function callTool(c: ToolCall, tools: BoundTool[], deps: ModelRunDeps, run
       result = await tool.mcp.call(c.name, args, signal);
     } else if (isExternalComponent(tool.def.component_name)) {
       throw new Error(externalComponentError(tool.def.component_name));
+    } else if (tool.def.component_name === 'CodeExec') {
+      result = codeToolResult(await deps.runCode(codeJobOf(args, tool.def.params), signal));
     } else if (tool.def.component_name === 'Retrieval') {
       retrieved = await deps.retrieve(String(args.query ?? ''), tool.def.params);
       Object.assign(run.reference.chunks, retrieved.reference.chunks);

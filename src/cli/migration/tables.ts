@@ -21,6 +21,8 @@ export const COPIED_TABLES: { table: string; key: string[] }[] = [
   { table: 'agents', key: ['id'] },
   { table: 'agent_versions', key: ['id'] },
   { table: 'agent_sessions', key: ['id'] },
+  { table: 'agent_runs', key: ['id'] },
+  { table: 'agent_run_steps', key: ['run_id', 'step_index'] },
   { table: 'memories', key: ['id'] },
   { table: 'memory_tasks', key: ['memory_id', 'message_id'] },
   { table: 'mcp_servers', key: ['id'] },

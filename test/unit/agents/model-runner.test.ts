@@ -50,6 +50,7 @@ function deps(model: ChatModel, queries: string[]): ModelRunDeps {
     chat: async () => model,
     retrieve: async (query) => (queries.push(query), query.includes('emergency') ? found() : { formalized_content: '', json: [], reference: { chunks: {}, doc_aggs: {} } }),
     mcpServer: async () => Promise.reject(new Error('no MCP here')),
+    runCode: async () => Promise.reject(new Error('no sandbox here')),
   };
 }
 

@@ -212,6 +212,15 @@ describe('agents: CodeExec sandbox', function () {
       await fails(runCode({ lang: 'python', script: 'def main():\n    return {1, 2}' }, never, limits), 'script', /not JSON-serializable/);
     });
 
+    it('a message over several lines is kept whole; a missing package is named, with what the sandbox has (not how to install it)', async () => {
+      await fails(runCode({ lang: 'python', script: 'def main():\n    raise ValueError("bad\\nthing")' }, never, limits), 'script', /^CodeExec \(python\): ValueError: bad thing \(main\.py, line 2\)$/);
+      await fails(
+        runCode({ lang: 'python', script: 'import pandas\ndef main():\n    return 1' }, never, limits),
+        'script',
+        /^CodeExec \(python\): ModuleNotFoundError: No module named 'pandas' \(main\.py, line 1\) — the sandbox’s Python has its standard library only$/,
+      );
+    });
+
     it('an endless loop is stopped at the time limit', async () => {
       await fails(runCode({ lang: 'python', script: 'def main():\n    while True:\n        pass' }, never, short), 'timeout', /^CodeExec: the script ran longer than 2 s and was stopped$/);
     });

@@ -363,17 +363,30 @@ async function pythonRunner() {
   };
 }
 
-/** The last line of a Python traceback (`Type: message`) and the script line it points at. */
+/**
+ * The exception of a Python traceback (`Type: message`, its message lines joined) and the script line it
+ * points at. A message may run over several lines (Pyodide's ModuleNotFoundError does), so the exception
+ * is the last line naming an exception type (…Error, …Exception, …); failing that, the last line.
+ */
 function pythonError(err) {
   const text = String(err?.message ?? err);
   const lines = text.trim().split('\n');
-  const last = lines[lines.length - 1] ?? 'Error';
-  const m = /^([\w.]+)(?::\s?(.*))?$/.exec(last);
   let detail = '';
   for (const line of lines) {
     const at = /File "main\.py", line (\d+)/.exec(line);
     if (at) detail = `main.py, line ${at[1]}`;
   }
+  const exception = /^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration|Group))(?::\s?(.*))?$/;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = exception.exec(lines[i]);
+    if (!m) continue;
+    // Pyodide explains how to install a missing package: the sandbox cannot, so only the first line counts.
+    const rest = m[1] === 'ModuleNotFoundError' ? [] : lines.slice(i + 1);
+    const message = [m[2] ?? '', ...rest].map((l) => l.trim()).filter(Boolean).join(' ');
+    return { name: m[1], message, detail };
+  }
+  const last = lines[lines.length - 1] ?? 'Error';
+  const m = /^([\w.]+)(?::\s?(.*))?$/.exec(last);
   return m ? { name: m[1], message: m[2] ?? '', detail } : { name: 'Error', message: last, detail };
 }
 

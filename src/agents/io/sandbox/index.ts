@@ -132,5 +132,6 @@ function scriptError(lang: SandboxLang, error: { name: string; message: string; 
   if (!forbidden && lang === 'python' && /^(FileNotFoundError|PermissionError|IsADirectoryError|NotADirectoryError|OSError)$/.test(error.name) && /No such file|directory|Errno 44|Errno 2\b/.test(error.message)) {
     message += ' — the sandbox has no access to the host\u2019s files';
   }
+  if (lang === 'python' && error.name === 'ModuleNotFoundError') message += ' — the sandbox\u2019s Python has its standard library only';
   return new CodeExecError(forbidden ? 'forbidden' : 'script', message, stdout);
 }
