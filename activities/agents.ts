@@ -11,7 +11,9 @@ import { DeltaPublisher } from '../src/agents/io/delta-publisher.js';
 import { toolRunEvent } from '../src/agents/io/tool-events.js';
 import { pickCategory } from '../src/agents/components/pure.js';
 import { walkPath } from '../src/agents/refs.js';
-import { recordTurn } from '../src/agents/io/session-turns.js';
+import { recordTurn, runnableCanvas } from '../src/agents/io/session-turns.js';
+import { streamedSoFar } from '../src/agents/stream.js';
+import type { CanvasDsl } from '../src/agents/dsl.js';
 import { recordRunEnd } from '../src/agents/io/run-records.js';
 import { stepInputEvents } from '../src/agents/run-steps.js';
 import { RUN_END, type RunEvent } from '../src/events/types.js';
@@ -132,10 +134,23 @@ export function agentActivities(deps: ActivityDeps) {
 
     /** Persists the turn in its session and its run record (once, whatever the retries), then sends the last events and closes the log. */
     async agentFinishTurn(input: RunIds & { request: RunRequest; outcome: TurnOutcome; events: RunEvent[] }): Promise<void> {
+      if (input.outcome.status === 'interrupted') {
+        // Tokens never pass through the workflow: the text the turn streamed before it was stopped is in its log.
+        const answer = await streamedSoFar(events, input.runKey);
+        input.outcome.answer = answer;
+        const now = Math.floor(Date.now() / 1000);
+        input.events.push({ event: 'workflow_finished', data: { inputs: input.request.inputs, outputs: { content: answer }, created_at: input.createdAt }, created_at: now });
+      }
       await recordTurn(store, input);
       // Before the log's end: a caller whose stream ended finds the run recorded.
       await recordRunEnd(store, events, input);
       await events.publish(input.runKey, [...input.events, { event: RUN_END, data: { status: input.outcome.status } }]);
+    },
+
+    /** The session's canvas as the next turn starts from it: for a turn that waited behind others. */
+    async agentSessionCanvas(input: { sessionId: string }): Promise<{ canvas: CanvasDsl; names: Record<string, string> } | undefined> {
+      const row = await store.agentSessions.byId(input.sessionId);
+      return row ? runnableCanvas(JSON.parse(row.dsl) as CanvasDsl) : undefined;
     },
   };
 

@@ -106,7 +106,8 @@ export function stepsFromEvents(events: RunEvent[], runStatus: RunStatus): Recor
       step.trace = (data.tool_calls ?? []).map((c) => ({ path: `${data.component_id}-->${c.tool_name}`, tool_name: c.tool_name, arguments: c.arguments, result: c.result, elapsed_time: c.elapsed_time }));
     }
   }
-  const unfinished: StepStatus = runStatus === 'finished' ? 'failed' : runStatus;
+  // A turn stopped by a newer one (multitask_strategy interrupt / rollback) is a stopped run, as a cancel is.
+  const unfinished: StepStatus = runStatus === 'finished' ? 'failed' : runStatus === 'interrupted' || runStatus === 'rolled_back' ? 'cancelled' : runStatus;
   for (const s of steps) if (s.status === 'running') s.status = unfinished;
   return steps;
 }

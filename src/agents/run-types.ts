@@ -38,9 +38,35 @@ export interface AgentRunInput extends RunIds {
    * ordinary turns (and in workflow histories written before replays existed).
    */
   reuse?: Record<string, Outputs>;
+  /**
+   * Set on a turn that waited behind another (multitask_strategy enqueue / interrupt / rollback): its
+   * canvas was read when it was submitted, so the turn reads the session's canvas again when it starts.
+   */
+  fromSession?: boolean;
+  /** Turns waiting behind this one, in the order they run (carried over continue-as-new). */
+  queued?: AgentRunInput[];
 }
 
-export type RunStatus = 'finished' | 'paused' | 'failed' | 'cancelled';
+/**
+ * What a second turn does when one of the session is running (LangGraph Platform's multitask
+ * strategies): `reject` (409), `enqueue` (runs after it), `interrupt` (stops it, keeps what it produced,
+ * then runs), `rollback` (stops it and removes it, then runs).
+ */
+export const MULTITASK_STRATEGIES = ['reject', 'enqueue', 'interrupt', 'rollback'] as const;
+export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number];
+
+/** The signal a turn submitted with a strategy other than `reject` sends to the session's workflow. */
+export const AGENT_TURN_SIGNAL = 'agentTurn';
+export interface AgentTurnSignal {
+  turn: AgentRunInput;
+  strategy: Exclude<MultitaskStrategy, 'reject'>;
+}
+
+/**
+ * `interrupted`: stopped by a newer turn, its streamed text kept as the answer. `rolled_back`: stopped
+ * (or dropped from the queue) by a newer turn, nothing of it stays in the session.
+ */
+export type RunStatus = 'finished' | 'paused' | 'failed' | 'cancelled' | 'interrupted' | 'rolled_back';
 
 export interface Usage {
   prompt_tokens: number;

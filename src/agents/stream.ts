@@ -60,3 +60,26 @@ function dedupe(event: RunEvent, streams: Map<string, { attempt: number; positio
   s.sent = s.position;
   return { ...event, data: { ...data, content: fresh } };
 }
+
+/**
+ * The text a run streamed so far, as its caller received it (each retried component counted once, reasoning
+ * in `<think>` tags as the non-stream answer shows it): the answer an interrupted turn keeps.
+ */
+export async function streamedSoFar(bus: RunEvents, runKey: string): Promise<string> {
+  const streams = new Map<string, { attempt: number; position: number; sent: number }>();
+  let text = '';
+  let seq = 0;
+  for (;;) {
+    const batch = await bus.read(runKey, seq);
+    if (!batch.length) return text;
+    for (const { seq: s, event } of batch) {
+      seq = s;
+      if (event.event !== 'message') continue;
+      const forwarded = dedupe(event, streams);
+      const data = (forwarded?.data ?? {}) as { content?: string; start_to_think?: boolean; end_to_think?: boolean };
+      if (data.start_to_think) text += '<think>';
+      else if (data.end_to_think) text += '</think>';
+      else text += data.content ?? '';
+    }
+  }
+}

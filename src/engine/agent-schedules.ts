@@ -82,6 +82,7 @@ export function activityAgentRuns(taskQueue: string): AgentRunControl {
   const current = () => WorkflowClient.overClient(Context.current().client, taskQueue);
   return {
     startAgentRun: (input) => current().startAgentRun(input),
+    submitAgentTurn: (input, strategy) => current().submitAgentTurn(input, strategy),
     cancelAgentRun: (agentId, sessionId) => current().cancelAgentRun(agentId, sessionId),
     agentRunOpen: (agentId, sessionId) => current().agentRunOpen(agentId, sessionId),
     openAgentRunKey: (agentId, sessionId) => current().openAgentRunKey(agentId, sessionId),

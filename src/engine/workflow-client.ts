@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, type ConnectionLike } from '@temporalio/client';
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type IngestRunRef, type WorkflowName } from './task-queues.js';
-import { startWorkflow, type WorkflowArgs } from './workflow-starts.js';
-import type { AgentRunInput, ComponentResult } from '../agents/run-types.js';
+import { startWorkflow, type WorkflowArgs, type Workflows } from './workflow-starts.js';
+import { AGENT_TURN_SIGNAL, type AgentRunInput, type AgentTurnSignal, type ComponentResult } from '../agents/run-types.js';
 import { recordAgentTurnStart } from '../observability/agent-start-metrics.js';
 import type { ComponentDebugInput } from '../agents/component-debug.js';
 import type { DatasetCleanup } from '../services/datasets.js';
@@ -120,6 +120,23 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
       memo: { componentId: input.componentId },
     });
     return handle.result();
+  }
+
+  /**
+   * Submits a turn with a multitask strategy: Temporal's signal-with-start starts the session's workflow
+   * with it when none runs, and otherwise hands it to the running one, which queues it (enqueue) or stops
+   * its own turn first (interrupt, rollback). Atomic on the server: two callers cannot both start a run.
+   */
+  async submitAgentTurn(input: AgentRunInput, strategy: AgentTurnSignal['strategy']): Promise<void> {
+    const signal: AgentTurnSignal = { turn: input, strategy };
+    await this.client.workflow.signalWithStart<Workflows['agentRun'], [AgentTurnSignal]>(WORKFLOWS.agentRun, {
+      taskQueue: workflowTaskQueue(WORKFLOWS.agentRun, this.taskQueue),
+      workflowId: workflowIds.agentRun(input.agentId, input.sessionId),
+      args: [input],
+      memo: { runKey: input.runKey },
+      signal: AGENT_TURN_SIGNAL,
+      signalArgs: [signal],
+    });
   }
 
   /** Cancels the session's running turn; false when none is running. */

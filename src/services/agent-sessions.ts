@@ -6,8 +6,9 @@ import type { AgentAttachmentService } from './agent-attachments.js';
 import { isRelease } from './agents.js';
 import type { RunEvent, RunEvents } from '../events/types.js';
 import type { CanvasDsl, Outputs, RunInputs } from '../agents/dsl.js';
-import type { AgentRunInput } from '../agents/run-types.js';
-import { sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
+import type { AgentRunInput, AgentTurnSignal, MultitaskStrategy } from '../agents/run-types.js';
+import { resumeKey } from '../agents/resume-key.js';
+import { runnableCanvas, sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
 import { recordRunStart } from '../agents/io/run-records.js';
 import { followAgentRun } from '../agents/stream.js';
 import { prologue } from '../agents/components/pure.js';
@@ -20,6 +21,8 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 /** What starts, cancels and watches agent runs (the Temporal workflow client). */
 export interface AgentRunControl {
   startAgentRun(input: AgentRunInput): Promise<boolean>;
+  /** Starts the turn, or hands it to the session's running workflow to queue it or stop its turn for it. */
+  submitAgentTurn(input: AgentRunInput, strategy: AgentTurnSignal['strategy']): Promise<void>;
   cancelAgentRun(agentId: string, sessionId: string): Promise<boolean>;
   agentRunOpen(agentId: string, sessionId: string): Promise<boolean>;
   openAgentRunKey(agentId: string, sessionId: string): Promise<string | undefined>;
@@ -43,6 +46,8 @@ export interface CompletionInput {
   user_id?: string;
   chat_template_kwargs?: Record<string, unknown>;
   release?: boolean | string;
+  /** What to do when a turn of the session is running (default `reject`: 409). */
+  multitask_strategy?: MultitaskStrategy;
   /** What starts the turn, for its run record ('completion' when absent). */
   trigger?: string;
   /** Replays a recorded run: these components take their recorded outputs (AgentRunService.replay). */
@@ -73,15 +78,6 @@ export interface ListAgentSessionsInput {
   dsl?: boolean;
 }
 
-/** Keys the graph keeps for the editor only; workflow input carries the rest. */
-function runnableCanvas(dsl: CanvasDsl): { canvas: CanvasDsl; names: Record<string, string> } {
-  const { graph, ...canvas } = dsl;
-  const names: Record<string, string> = {};
-  const nodes = (graph as { nodes?: { id?: string; data?: { name?: string } }[] } | undefined)?.nodes ?? [];
-  for (const n of nodes) if (n.id && n.data?.name) names[n.id] = n.data.name;
-  return { canvas: canvas as CanvasDsl, names };
-}
-
 /** A fresh session canvas: the agent's DSL without any previous run state. */
 function freshCanvas(dsl: CanvasDsl): CanvasDsl {
   const g = { ...dsl.globals };
@@ -91,7 +87,7 @@ function freshCanvas(dsl: CanvasDsl): CanvasDsl {
 
 /** The 409 of a second turn while one of the session runs. */
 export function turnStillRunning(sessionId: string): ApiError {
-  return new ApiError(409, `A turn of session ${sessionId} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${sessionId}/cancel`);
+  return new ApiError(409, `A turn of session ${sessionId} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${sessionId}/cancel, or send multitask_strategy enqueue, interrupt or rollback`);
 }
 
 /** Agent sessions and their turns: each turn is a durable `agentRun` workflow. */
@@ -213,7 +209,11 @@ export class AgentSessionService {
       session = await this.newSession(p, agent, { release: input.release, user_id: input.user_id }, input.source ?? 'workflow', query.slice(0, 250) || 'New session');
     }
     const { canvas, names } = runnableCanvas(JSON.parse(session.dsl) as CanvasDsl);
-    const messageId = newId();
+    // Answering a UserFillUp: the turn's id derives from the pause and the answer, so the same answer given
+    // twice names the same turn, and the second caller follows the first one's turn instead of a new run.
+    const resume = input.replay ? undefined : resumeKey(sessionMessages(session), canvas, input.inputs);
+    if (resume?.answered) return this.followTurn(agent.id, session.id, resume.key, session);
+    const messageId = resume?.key ?? newId();
     const createdAt = toSeconds(nowMs());
     const run: AgentRunInput = {
       runKey: messageId,
@@ -238,17 +238,33 @@ export class AgentSessionService {
       run.reuse = input.replay.reuse;
       run.request.replay = { run_id: input.replay.run_id, from_component: input.replay.from_component };
     }
-    if (!(await this.startOrFollow(run))) throw turnStillRunning(session.id);
+    const strategy = input.multitask_strategy ?? 'reject';
+    if (strategy !== 'reject') {
+      await this.runs.submitAgentTurn(run, strategy);
+    } else if ((await this.startOrFollow(run)) === 'busy') {
+      throw turnStillRunning(session.id);
+    }
     await recordRunStart(this.store, run);
-    const agentId = agent.id;
-    const sessionId = session.id;
+    return this.followTurn(agent.id, session.id, messageId, undefined, createdAt);
+  }
+
+  /**
+   * The caller's view of a turn: its event log, read from the start. A turn recorded long ago whose log was
+   * purged (an hour after it was written) answers with its recorded answer.
+   */
+  private followTurn(agentId: string, sessionId: string, messageId: string, recordedIn?: AgentSessionRow, createdAt = toSeconds(nowMs())): AgentTurn {
     const bus = this.events;
     const runs = this.runs;
+    const recorded = recordedIn && sessionMessages(recordedIn).find((m) => m.id === messageId && m.role === 'assistant');
     return {
       messageId,
       sessionId,
-      createdAt,
+      createdAt: recorded ? Math.floor(recorded.created_at) : createdAt,
       async *events(signal?: AbortSignal) {
+        if (recorded && !(await bus.read(messageId, 0)).length) {
+          yield { event: 'workflow_finished', data: { outputs: { content: recorded.content }, created_at: Math.floor(recorded.created_at) }, created_at: Math.floor(recorded.created_at) };
+          return;
+        }
         for await (const ev of followAgentRun(bus, messageId, () => runs.agentRunOpen(agentId, sessionId), signal)) {
           yield ev;
         }
@@ -258,16 +274,18 @@ export class AgentSessionService {
 
   /**
    * Starts the turn's workflow. The previous turn's workflow closes a moment after its answer was
-   * recorded and sent: a call arriving in that moment waits for it instead of being refused.
+   * recorded and sent: a call arriving in that moment waits for it instead of being refused. `same`: the
+   * open turn is this very turn (the same UserFillUp answer, submitted again).
    */
-  private async startOrFollow(run: AgentRunInput): Promise<boolean> {
-    if (await this.runs.startAgentRun(run)) return true;
+  private async startOrFollow(run: AgentRunInput): Promise<'started' | 'busy' | 'same'> {
+    if (await this.runs.startAgentRun(run)) return 'started';
     const openKey = await this.runs.openAgentRunKey(run.agentId, run.sessionId);
+    if (openKey === run.runKey) return 'same';
     const session = await this.store.agentSessions.byId(run.sessionId);
     const recorded = openKey !== undefined && session !== undefined && sessionMessages(session).some((m) => m.id === openKey && m.role === 'assistant');
-    if (openKey !== undefined && !recorded) return false;
+    if (openKey !== undefined && !recorded) return 'busy';
     await this.runs.waitAgentRun(run.agentId, run.sessionId, 5000);
-    return this.runs.startAgentRun(run);
+    return (await this.runs.startAgentRun(run)) ? 'started' : 'busy';
   }
 
   /** RAGFlow's stop: task id = session id. Idempotent: stopping a session with no running turn is fine. */

@@ -42,7 +42,7 @@ class Session(Base):
         Agent sessions: ``inputs`` answers the Begin component's fields on the first turn, or the form of
         a paused run (``{field: {"value": v}}`` or ``{field: v}``); ``release`` runs the published version;
         ``return_trace`` adds the execution trace (``message.trace``); other keyword arguments
-        (``user_id``, ``files``, ``chat_template_kwargs``...) go into the request as they are. A run that
+        (``user_id``, ``files``, ``chat_template_kwargs``, ``multitask_strategy``...) go into the request as they are. A run that
         pauses for input returns (or ends with) a Message whose ``user_inputs`` is the form
         (``{field: definition}``) and ``tips`` its text; answer it with ``ask(inputs={...})``.
         """

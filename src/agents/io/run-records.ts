@@ -48,7 +48,9 @@ async function loggedEvents(events: RunEvents, runKey: string): Promise<RunEvent
 export async function recordRunEnd(store: MetaStore, events: RunEvents, input: RunIds & { request: RunRequest; outcome: TurnOutcome; events: RunEvent[] }): Promise<void> {
   const { outcome } = input;
   const all = [...(await loggedEvents(events, input.runKey)), ...input.events];
-  const row: AgentRunRow = { ...runRow(input, input.request, outcome.status, input.createdAt * 1000), error: outcome.error ?? null, end_time: nowMs() };
+  // A turn stopped by a newer one (multitask_strategy interrupt / rollback) is recorded as a stopped run.
+  const status = outcome.status === 'interrupted' || outcome.status === 'rolled_back' ? 'cancelled' : outcome.status;
+  const row: AgentRunRow = { ...runRow(input, input.request, status, input.createdAt * 1000), error: outcome.error ?? null, end_time: nowMs() };
   const steps: AgentRunStepRow[] = stepsFromEvents(all, outcome.status).map((s, i) => ({
     run_id: input.runKey,
     step_index: i,

@@ -1,5 +1,6 @@
 import type { MetaStore } from '../../store/index.js';
 import type { AgentSessionRow } from '../../store/agents.js';
+import type { CanvasDsl } from '../dsl.js';
 import type { RunIds, RunRequest, TurnOutcome } from '../run-types.js';
 import { bucketView } from '../interpreter.js';
 import { nowMs } from '../../time.js';
@@ -19,6 +20,15 @@ export interface AgentMessage {
   status?: string;
 }
 
+/** Keys the graph keeps for the editor only; workflow input carries the rest. */
+export function runnableCanvas(dsl: CanvasDsl): { canvas: CanvasDsl; names: Record<string, string> } {
+  const { graph, ...canvas } = dsl;
+  const names: Record<string, string> = {};
+  const nodes = (graph as { nodes?: { id?: string; data?: { name?: string } }[] } | undefined)?.nodes ?? [];
+  for (const n of nodes) if (n.id && n.data?.name) names[n.id] = n.data.name;
+  return { canvas: canvas as CanvasDsl, names };
+}
+
 export function sessionMessages(row: Pick<AgentSessionRow, 'messages'>): AgentMessage[] {
   return JSON.parse(row.messages) as AgentMessage[];
 }
@@ -28,6 +38,8 @@ export function sessionMessages(row: Pick<AgentSessionRow, 'messages'>): AgentMe
  * canvas state the next turn starts from. Idempotent: a retried call finds the turn already there.
  */
 export async function recordTurn(store: MetaStore, input: RunIds & { request: RunRequest; outcome: TurnOutcome }): Promise<void> {
+  // A rolled-back turn (or one dropped from the queue) leaves nothing: the session is as it was before it.
+  if (input.outcome.status === 'rolled_back') return;
   const row = await store.agentSessions.byId(input.sessionId);
   if (!row) return; // deleted while it ran
   const messages = sessionMessages(row);
@@ -43,6 +55,8 @@ export async function recordTurn(store: MetaStore, input: RunIds & { request: Ru
   if (reference.chunks.length) answer.reference = reference;
   if (outcome.status !== 'finished') answer.status = outcome.status;
   messages.push(answer);
+  // An interrupted turn keeps what it produced: the next turn sees its question (pushed when it started) and its partial answer.
+  if (outcome.status === 'interrupted') outcome.canvas.history.push(['assistant', outcome.answer]);
   const references = JSON.parse(row.reference) as unknown[];
   references.push(reference);
   const stored = JSON.parse(row.dsl) as Record<string, unknown>;

@@ -9,6 +9,7 @@ import { openAIError } from '../../chat/openai-frames.js';
 import { isRelease, type AgentService } from '../../services/agents.js';
 import type { AgentSessionService, CompletionInput } from '../../services/agent-sessions.js';
 import { CANVAS_CATEGORIES } from '../../pipelines/names.js';
+import { MULTITASK_STRATEGIES } from '../../agents/run-types.js';
 import { AgentOpenAIFrames, answerAgentOpenAI, answerAgentWhole, streamAgentEvents, streamAgentOpenAI } from '../agent-frames.js';
 
 const nullableString = (maxLength: number) => ({ type: ['string', 'null'], maxLength });
@@ -73,6 +74,8 @@ const completionProperties = {
   chat_template_kwargs: { type: 'object' },
   release,
   'openai-compatible': { type: 'boolean', default: false },
+  /** Cairn's (LangGraph Platform's): what happens when a turn of the session is still running. */
+  multitask_strategy: { enum: [...MULTITASK_STRATEGIES], default: 'reject' },
   messages: list({ type: 'object', properties: { role: text(32), content: anyValue(LIMITS.longText) } }, LIMITS.messages),
 };
 const completionBody = { type: 'object', properties: completionProperties };
@@ -96,6 +99,7 @@ function turnInput(agentId: string, body: Body): CompletionInput {
     user_id: body.user_id,
     chat_template_kwargs: body.chat_template_kwargs,
     release: body.release,
+    multitask_strategy: body.multitask_strategy,
   };
 }
 
@@ -221,7 +225,7 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService,
 
     route({
       method: 'post', path: '/agents/chat/completions', tag: 'agent sessions', raw: true, body: completionBody, admission: 'long', responses: AGENT_ANSWERS, errors: AGENT_ERRORS,
-      summary: 'Run an agent turn: agent_id, query, session_id (new session when absent), inputs, files, user_id, return_trace, chat_template_kwargs; SSE when stream (default false); "openai-compatible": true for OpenAI shapes',
+      summary: 'Run an agent turn: agent_id, query, session_id (new session when absent), inputs, files, user_id, return_trace, chat_template_kwargs, multitask_strategy (reject | enqueue | interrupt | rollback, when a turn of the session runs); SSE when stream (default false); "openai-compatible": true for OpenAI shapes',
       handler: (ctx) => complete(ctx, (ctx.body as Body).agent_id ?? '', false),
     }),
     route({

@@ -38,6 +38,10 @@ class FakeRuns implements AgentRunControl {
     this.started.push(input);
     return true;
   }
+  submitted: { input: AgentRunInput; strategy: string }[] = [];
+  async submitAgentTurn(input: AgentRunInput, strategy: string) {
+    this.submitted.push({ input, strategy });
+  }
   async cancelAgentRun(_agentId: string, sessionId: string) {
     this.cancelled.push(sessionId);
     return true;
@@ -139,6 +143,43 @@ for (const profile of testProfiles()) describe(`AgentSessionService: sessions an
     const session = await sessions.create(owner, agentId, {});
     runs.busy = { key: 'still-running' };
     await refused(sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'again' }), 409, /is still running: .*POST \/api\/v1\/tasks\/.*\/cancel/);
+  });
+
+  it('a turn with multitask_strategy enqueue, interrupt or rollback is handed to the session workflow with it, never refused', async () => {
+    const session = await sessions.create(owner, agentId, {});
+    runs.busy = { key: 'still-running' };
+    for (const strategy of ['enqueue', 'interrupt', 'rollback'] as const) {
+      const turn = await sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: strategy, multitask_strategy: strategy });
+      assert.equal(runs.submitted.at(-1)!.input.runKey, turn.messageId);
+      assert.equal(runs.submitted.at(-1)!.strategy, strategy);
+    }
+    assert.deepEqual(runs.started, [], 'nothing was started past the workflow');
+    await refused(sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'x', multitask_strategy: 'reject' }), 409, /still running/);
+  });
+
+  it('the same UserFillUp answer twice resumes once: both calls name one turn, the second starts nothing, before and after the first is recorded', async () => {
+    const session = await sessions.create(owner, agentId, {});
+    const row = (await store.agentSessions.byId(session.id as string))!;
+    const pausedTurn = 'c'.repeat(32);
+    const paused = [...JSON.parse(row.messages), { id: pausedTurn, role: 'user', content: 'plan', created_at: 1 }, { id: pausedTurn, role: 'assistant', content: 'Tell me more', created_at: 2, status: 'paused' }];
+    await store.agentSessions.update(row.id, { messages: JSON.stringify(paused), dsl: JSON.stringify({ ...JSON.parse(row.dsl), paused: true, path: ['begin'] }) });
+    const answer = (inputs: Record<string, unknown>) => sessions.startTurn(owner, { agent_id: agentId, session_id: row.id, inputs: inputs as never });
+    const first = await answer({ feedback: { type: 'line', value: 'ok' }, extra: { value: 1, type: 'integer' } });
+    assert.equal(runs.started.length, 1);
+    runs.busy = { key: first.messageId };
+    const again = await answer({ extra: { type: 'integer', value: 1 }, feedback: { value: 'ok', type: 'line' } });
+    assert.equal(again.messageId, first.messageId, 'the same answer (keys in any order) names the same turn');
+    assert.equal(runs.started.length, 1, 'the second call started nothing');
+    // The first turn recorded its answer, the session is no longer paused: a late repeat still starts nothing.
+    runs.busy = undefined;
+    const recorded = [...paused, { id: first.messageId, role: 'assistant', content: 'Thanks', created_at: 3 }];
+    await store.agentSessions.update(row.id, { messages: JSON.stringify(recorded), dsl: JSON.stringify({ ...JSON.parse(row.dsl), paused: false }) });
+    const late = await answer({ feedback: { type: 'line', value: 'ok' }, extra: { value: 1, type: 'integer' } });
+    assert.equal(late.messageId, first.messageId);
+    assert.equal(runs.started.length, 1);
+    const other = await answer({ feedback: { type: 'line', value: 'something else' } });
+    assert.notEqual(other.messageId, first.messageId, 'another answer is a turn of its own');
+    assert.equal(runs.started.length, 2);
   });
 
   it("refuses a turn naming another agent's session, and an unknown session, without starting anything", async () => {
