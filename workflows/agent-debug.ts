@@ -2,19 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { runComponentAlone, type Executor } from '../src/agents/interpreter.js';
 import type { ComponentDebugInput } from '../src/agents/component-debug.js';
-import type { ComponentCall, ComponentResult } from '../src/agents/run-types.js';
-
-/** The activity each kind of I/O component runs as: the same ones a turn uses (workflows/agent-run.ts). */
-const ACTIVITY: Record<ComponentCall['kind'], 'agentLLM' | 'agentAgent' | 'agentRetrieval' | 'agentCategorize' | 'agentMessage' | 'agentSaveMemory' | 'agentInvoke' | 'agentCodeExec'> = {
-  LLM: 'agentLLM',
-  Agent: 'agentAgent',
-  Retrieval: 'agentRetrieval',
-  Categorize: 'agentCategorize',
-  Message: 'agentMessage',
-  Memory: 'agentSaveMemory',
-  Invoke: 'agentInvoke',
-  CodeExec: 'agentCodeExec',
-};
+import { COMPONENT_ACTIVITY, type ComponentResult } from '../src/agents/run-types.js';
 
 /**
  * One component of an agent run by itself with the inputs the editor gave it (RAGFlow's component
@@ -34,7 +22,7 @@ export async function agentComponentDebug(input: ComponentDebugInput): Promise<C
         heartbeatTimeout: '5 seconds',
         retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
       });
-      return activities[ACTIVITY[call.kind]]({ ...ids, call, before: [], ...options, stream: false });
+      return activities[COMPONENT_ACTIVITY[call.kind]]({ ...ids, call, before: [], ...options, stream: false });
     },
   };
   return runComponentAlone(input, input.componentId, exec);

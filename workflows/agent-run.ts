@@ -1,21 +1,9 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, ActivityCancellationType, defineSignal, isCancellation, makeContinueAsNewFunc, proxyActivities, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { runCanvas, emptyBucket, type Executor } from '../src/agents/interpreter.js';
-import { AGENT_TURN_SIGNAL, type AgentRunInput, type AgentTurnSignal, type ComponentCall, type RunStatus, type TurnOutcome } from '../src/agents/run-types.js';
+import { AGENT_TURN_SIGNAL, COMPONENT_ACTIVITY, type AgentRunInput, type AgentTurnSignal, type RunStatus, type TurnOutcome } from '../src/agents/run-types.js';
 import { RUN_ERROR, type RunEvent } from '../src/events/types.js';
 import type { TurnFile } from '../src/services/agent-attachments.js';
-
-/** The activity that runs each kind of I/O component: one activity type per component, so the history reads like the canvas. */
-const ACTIVITY: Record<ComponentCall['kind'], 'agentLLM' | 'agentAgent' | 'agentRetrieval' | 'agentCategorize' | 'agentMessage' | 'agentSaveMemory' | 'agentInvoke' | 'agentCodeExec'> = {
-  LLM: 'agentLLM',
-  Agent: 'agentAgent',
-  Retrieval: 'agentRetrieval',
-  Categorize: 'agentCategorize',
-  Message: 'agentMessage',
-  Memory: 'agentSaveMemory',
-  Invoke: 'agentInvoke',
-  CodeExec: 'agentCodeExec',
-};
 
 /** Short and idempotent: a local activity, so the turn ends without another round trip to a task queue. */
 const bookkeeping = proxyLocalActivities<Activities>({
@@ -82,7 +70,7 @@ export async function agentRun(input: AgentRunInput): Promise<{ status: RunStatu
         retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
         cancellationType: waitForStop ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED : ActivityCancellationType.TRY_CANCEL,
       });
-      return activities[ACTIVITY[call.kind]]({ ...ids, call, before: pending.splice(0), ...options });
+      return activities[COMPONENT_ACTIVITY[call.kind]]({ ...ids, call, before: pending.splice(0), ...options });
     },
   };
   /** Ends turns that never ran (dropped from the queue, or the workflow cancelled): their callers' streams end. */

@@ -191,3 +191,19 @@ export interface TurnOutcome {
   reference: ReferenceBucket;
   error?: string;
 }
+
+/**
+ * The activity that runs each kind of I/O component, for a turn (workflows/agent-run.ts) and for a
+ * component's debug run (workflows/agent-debug.ts): one activity type per component, so the history reads
+ * like the canvas.
+ */
+export const COMPONENT_ACTIVITY = {
+  LLM: 'agentLLM',
+  Agent: 'agentAgent',
+  Retrieval: 'agentRetrieval',
+  Categorize: 'agentCategorize',
+  Message: 'agentMessage',
+  Memory: 'agentSaveMemory',
+  Invoke: 'agentInvoke',
+  CodeExec: 'agentCodeExec',
+} as const satisfies Record<ComponentCall['kind'], string>;

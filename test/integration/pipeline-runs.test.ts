@@ -189,6 +189,18 @@ describe('pipeline runs over HTTP: datasets that ingest through a pipeline canva
     assert.equal(summary.body.data.chunk_num, done.chunk_count);
     assert.equal(summary.body.data.status.DONE, 1);
 
+    // RAGFlow's rerun route names the run by its log id and the component to start from, with the pipeline's DSL.
+    assert.match(rerun.id, new RegExp(`^${doc}-\\d+$`));
+    const differs = await api.post('/agents/rerun', { id: rerun.id, dsl: dsl, component_id: 'Tokenizer:Index' });
+    assert.equal(differs.status, 400, 'a DSL other than the saved one is refused, not ignored');
+    assert.match(differs.body.message, /differs from pipeline .* as saved: save it first/);
+    const again = await api.post('/agents/rerun', { id: rerun.id, dsl: changed, component_id: 'Tokenizer:Index' });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.equal((await waitForRun(api, ds, doc)).run, 'DONE');
+    const third = (await api.get(`/datasets/${ds}/ingestions`, { document_id: doc })).body.data.logs[0];
+    assert.deepEqual(third.steps.map((s: any) => s.component_id), ['Tokenizer:Index'], 'POST /agents/rerun ran only the steps from the named component');
+    assert.ok((await chunksOf(ds, doc)).every((c) => c.content.startsWith(`fresh${RUN}`)), 'the chunks come from the stored outputs of the steps before it');
+
     const unknown = await ingest({ doc_ids: [doc], run: '1', from_step: 'Extractor:Nope' });
     assert.equal(unknown.status, 400);
     assert.match(unknown.body.message, /has no step 'Extractor:Nope': its steps are Parser:Reader, TokenChunker:Slicer, Extractor:Gist, Tokenizer:Index/);
