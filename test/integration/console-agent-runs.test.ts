@@ -187,4 +187,25 @@ describe('web console: agent runs, replay and readable canvas nodes', function (
     assert.equal(await node('begin').getByTestId('webhook-url').count(), 0);
     assert.deepEqual(pageErrors, []);
   });
+
+  it('an output over 4 KB shows its start and size, and "Load full value" fetches the whole of it', async () => {
+    const long = `${'granite '.repeat(700)}end of the draft`;
+    fake.behaviour = { ...fake.behaviour, answer: () => ({ answer: long }) };
+    // A new page load starts a new session.
+    await page.goto(url(`/agents/${ids.agent}`));
+    await node('LLM:Draft').waitFor();
+    await page.getByLabel('Message to the agent').fill('a long one');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByTestId('run-events').getByText(/Run finished/).waitFor();
+    // Clicking a node with no run open opens the newest run at that component's step.
+    await node('LLM:Draft').click();
+    const detail = page.getByTestId('run-step-detail');
+    await detail.waitFor();
+    const outputs = detail.getByRole('region', { name: /^Outputs of/ });
+    assert.match((await outputs.textContent()) ?? '', /abridged: \d/);
+    assert.doesNotMatch((await outputs.textContent()) ?? '', /end of the draft/, 'the listing shows only the start');
+    await outputs.getByRole('button', { name: 'Load full value' }).click();
+    await outputs.getByText(/end of the draft/).waitFor();
+    assert.equal(await outputs.getByRole('button', { name: 'Load full value' }).count(), 0);
+  });
 });
