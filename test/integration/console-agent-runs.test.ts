@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { harness, type Harness } from './harness.js';
-import { assertConsoleBuilt, launchBrowser, saveFailureScreenshot } from './browser.js';
+import { assertConsoleBuilt, describeViolations, launchBrowser, saveFailureScreenshot, seriousViolations } from './browser.js';
 import { Api, eventually } from './client.js';
 import { addModelServer } from './chat-helpers.js';
 import { canvas, createAgent } from './agent-helpers.js';
@@ -171,7 +171,7 @@ describe('web console: agent runs, replay and readable canvas nodes', function (
     const runs = (await user.get(`/agents/${ids.agent}/sessions/${ids.session}/runs`)).body.data;
     assert.equal(runs.length, 2);
     assert.deepEqual([runs[0].trigger, runs[0].replay_of, runs[0].from_component], ['replay', ids.firstRun, 'LLM:Draft']);
-    assert.match((await replay.textContent()) ?? '', /finished/);
+    await eventually(async () => /finished/.test((await replay.textContent()) ?? ''), 10_000);
   });
 
   it("a Webhook-mode agent's Begin node shows the webhook's full URL with a copy button", async () => {
@@ -188,7 +188,7 @@ describe('web console: agent runs, replay and readable canvas nodes', function (
     assert.deepEqual(pageErrors, []);
   });
 
-  it('an output over 4 KB shows its start and size, and "Load full value" fetches the whole of it', async () => {
+  it('an output over 4 KB shows its start and size, and "Load full value" fetches the whole of it; the open run has no serious accessibility violation', async () => {
     const long = `${'granite '.repeat(700)}end of the draft`;
     fake.behaviour = { ...fake.behaviour, answer: () => ({ answer: long }) };
     // A new page load starts a new session.
@@ -207,5 +207,8 @@ describe('web console: agent runs, replay and readable canvas nodes', function (
     await outputs.getByRole('button', { name: 'Load full value' }).click();
     await outputs.getByText(/end of the draft/).waitFor();
     assert.equal(await outputs.getByRole('button', { name: 'Load full value' }).count(), 0);
+    const violations = await seriousViolations(page);
+    assert.deepEqual(violations, [], describeViolations('the agent page with a run step open', violations));
+    assert.deepEqual(pageErrors, []);
   });
 });

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { API_PREFIX, api } from '../api/http.js';
 import type { AbridgedValue, AgentRun, AgentRunStep } from '../api/types.js';
-import { useLoad } from '../hooks.js';
+import { useLoad, usePolling } from '../hooks.js';
 import { ErrorMessage, formatBytes, formatTime } from './ui.js';
 
 const seconds = (s: number | null | undefined) => (typeof s === 'number' ? `${s.toFixed(2)} s` : '—');
@@ -38,10 +38,15 @@ function StepValue({ name, value }: { name: string; value: unknown }) {
           <button type="button" onClick={() => load((value as AbridgedValue).full_value)} disabled={loading}>
             {loading ? 'Loading…' : 'Load full value'}
           </button>
-          <pre>{(value as AbridgedValue).truncated}</pre>
+          <pre tabIndex={0} aria-label={`${name}, start`}>
+            {(value as AbridgedValue).truncated}
+          </pre>
         </>
       ) : (
-        <pre>{typeof shown === 'string' ? shown : JSON.stringify(shown, null, 2)}</pre>
+        // Focusable: a long value scrolls, and the keyboard must reach it.
+        <pre tabIndex={0} aria-label={name}>
+          {typeof shown === 'string' ? shown : JSON.stringify(shown, null, 2)}
+        </pre>
       )}
       <ErrorMessage error={error} />
     </div>
@@ -98,6 +103,8 @@ export function AgentRuns({
   replaying: boolean;
 }) {
   const runs = useLoad((signal) => api.get<AgentRun[]>(`/agents/${agentId}/sessions/${sessionId}/runs`, { page_size: 30 }, signal), [agentId, sessionId, version]);
+  // A run still recorded as running (its end is written just after its stream closes) is shown finishing.
+  usePolling(runs, 1500, !replaying && !!runs.data?.some((r) => r.status === 'running'));
   const [runId, setRunId] = useState<string>();
   // Another session: its runs, none chosen yet.
   useEffect(() => setRunId(undefined), [sessionId]);
