@@ -4,13 +4,19 @@ import type { Dsl, DslComponent, GraphNode } from './api/types.js';
 
 export type NodeState = 'running' | 'finished' | 'failed';
 
-export type ComponentData = { name: string; type: string; state?: NodeState; note?: string };
+export type ComponentData = { name: string; type: string; state?: NodeState; note?: string; selected?: boolean; webhookUrl?: string };
+
+/** A component node's least width on the canvas, in canvas pixels: its name and type stay readable at 100% zoom. */
+export const NODE_MIN_WIDTH = 180;
 
 type XY = { x: number; y: number };
 
-/** Columns and rows of the computed layout, in canvas pixels. */
-const COLUMN = 240;
-const ROW = 110;
+/**
+ * Columns and rows of the computed layout, in canvas pixels: a column fits a node at its widest (the CSS caps
+ * it at 240 px) plus room for the edge; a row fits a node of two lines plus a gap.
+ */
+const COLUMN = 300;
+const ROW = 120;
 
 /**
  * The DSL's components, tolerating what a hand-written or SDK-made DSL may leave out (the API keeps

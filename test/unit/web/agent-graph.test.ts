@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { canvasOf, toolNodesOf } from '../../../web/src/agent-graph.js';
+import { canvasOf, NODE_MIN_WIDTH, toolNodesOf } from '../../../web/src/agent-graph.js';
 import type { Dsl } from '../../../web/src/api/types.js';
 
 const component = (name: string, downstream: string[], upstream: string[] = []) => ({ obj: { component_name: name, params: {} }, downstream, upstream });
@@ -128,8 +128,8 @@ describe('agent canvas from a DSL', () => {
       } as unknown as Dsl;
       const at = Object.fromEntries(canvasOf(dsl).nodes.map((n) => [n.id, n.position]));
       assert.deepEqual(at.begin, { x: 500, y: 7 });
-      assert.deepEqual(at['Agent:A'], { x: 240, y: 0 });
-      assert.deepEqual(at['Message:M'], { x: 480, y: 0 });
+      assert.deepEqual(at['Agent:A'], { x: 300, y: 0 });
+      assert.deepEqual(at['Message:M'], { x: 600, y: 0 });
     });
 
     it('edges to or from a node not on the canvas are dropped; components the graph leaves out are added with their links', () => {
@@ -177,5 +177,28 @@ describe('agent canvas from a DSL', () => {
       assert.deepEqual(edges.map((e) => `${e.source}->${e.target}`).sort(), ['Agent:A->Message:M', 'begin->Agent:A']);
       assert.deepEqual(toolNodesOf(dsl, 'Agent:A'), []);
     });
+  });
+
+  it('the computed layout leaves room for readable nodes: columns wider than the widest node (240 px), rows taller than a two-line node', () => {
+    assert.ok(NODE_MIN_WIDTH >= 180);
+    const dsl: Dsl = {
+      components: {
+        begin: component('Begin', ['Agent:A', 'Agent:B', 'Agent:C']),
+        'Agent:A': component('Agent', ['Message:M'], ['begin']),
+        'Agent:B': component('Agent', ['Message:M'], ['begin']),
+        'Agent:C': component('Agent', ['Message:M'], ['begin']),
+        'Message:M': component('Message', [], ['Agent:A', 'Agent:B', 'Agent:C']),
+      },
+    };
+    const { nodes } = canvasOf(dsl);
+    // The CSS caps a node at 240 px wide; name and type on two lines at 14-15 px make it about 60 px tall.
+    const WIDEST = 240;
+    const TWO_LINES = 70;
+    for (const a of nodes)
+      for (const b of nodes) {
+        if (a === b) continue;
+        const apart = Math.abs(a.position.x - b.position.x) >= WIDEST + 40 || Math.abs(a.position.y - b.position.y) >= TWO_LINES + 20;
+        assert.ok(apart, `${a.id} at ${JSON.stringify(a.position)} and ${b.id} at ${JSON.stringify(b.position)} leave room between them`);
+      }
   });
 });

@@ -234,3 +234,38 @@ export const PERMISSION_OPTIONS: { value: Dataset['permission']; label: string }
   { value: 'me', label: 'Only me' },
   { value: 'team', label: 'Team members' },
 ];
+
+/** A value over 4 KB in a run step's listing: its start, its size and where the whole value is. */
+export interface AbridgedValue {
+  truncated: string;
+  size: number;
+  full_value: string;
+}
+
+/** One component's step in an agent run (`GET /agents/{id}/sessions/{sid}/runs`). */
+export interface AgentRunStep {
+  component_id: string;
+  component_name: string;
+  component_type: string;
+  status: string;
+  reused: boolean;
+  start_time: number | null;
+  elapsed_time: number | null;
+  error: string | null;
+  inputs: Record<string, unknown> | null;
+  outputs: Record<string, unknown> | null;
+}
+
+export interface AgentRun {
+  id: string;
+  status: string;
+  trigger: string;
+  replay_of: string | null;
+  from_component: string | null;
+  query: string | null;
+  error: string | null;
+  start_time: number;
+  end_time: number | null;
+  elapsed_time: number | null;
+  steps: AgentRunStep[];
+}

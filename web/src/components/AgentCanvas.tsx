@@ -2,17 +2,26 @@ import { useMemo } from 'react';
 import { Background, Controls, Handle, Position, ReactFlow, type Node, type NodeProps } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import type { Dsl } from '../api/types.js';
-import { canvasOf, type ComponentData, type NodeState } from '../agent-graph.js';
+import { canvasOf, NODE_MIN_WIDTH, type ComponentData, type NodeState } from '../agent-graph.js';
+import { CopyButton } from './CopyButton.js';
 
 export type { NodeState };
 
 function ComponentNode({ data }: NodeProps<Node<ComponentData>>) {
   return (
-    <div className={`canvas-node ${data.state ?? ''}`} data-component-type={data.type}>
+    <div className={`canvas-node ${data.state ?? ''}${data.selected ? ' selected' : ''}`} data-component-type={data.type} style={{ minWidth: NODE_MIN_WIDTH }} title={`${data.name} (${data.type})`}>
       <Handle type="target" position={Position.Left} />
       <strong>{data.name}</strong>
       <span className="muted">{data.type}</span>
       {data.state && <span className="sr-only"> ({data.state})</span>}
+      {data.webhookUrl && (
+        // nodrag/nopan: the URL can be selected and the button pressed without moving the canvas.
+        <div className="webhook-url nodrag nopan" data-testid="webhook-url">
+          <span className="small">Webhook URL</span>
+          <code>{data.webhookUrl}</code>
+          <CopyButton text={data.webhookUrl} label="Copy URL" />
+        </div>
+      )}
       <Handle type="source" position={Position.Right} />
     </div>
   );
@@ -45,12 +54,57 @@ const nodeTypes = { component: ComponentNode, group: GroupNode, note: NoteNode }
  */
 const FIT_VIEW = { padding: { top: '16px', right: '16px', bottom: '16px', left: '64px' } } as const;
 
-export function AgentCanvas({ dsl, states }: { dsl: Dsl; states: Record<string, NodeState> }) {
+/** The Begin component's webhook address when its mode is Webhook (`ANY /api/v1/agents/{id}/webhook`). */
+function webhookUrlOf(dsl: Dsl, agentId: string | undefined): string | undefined {
+  const mode = (dsl.components?.begin?.obj?.params as { mode?: unknown } | undefined)?.mode;
+  if (!agentId || typeof mode !== 'string' || mode.toLowerCase() !== 'webhook') return undefined;
+  return `${location.origin}/api/v1/agents/${agentId}/webhook`;
+}
+
+/**
+ * The agent's canvas. Clicking a component node selects it (`onSelect`): the run panel then shows that
+ * component's step of the selected run. A Begin in Webhook mode shows its URL with a copy button.
+ */
+export function AgentCanvas({
+  dsl,
+  states,
+  agentId,
+  selected,
+  onSelect,
+}: {
+  dsl: Dsl;
+  states: Record<string, NodeState>;
+  agentId?: string;
+  selected?: string;
+  onSelect?: (componentId: string) => void;
+}) {
   const base = useMemo(() => canvasOf(dsl), [dsl]);
-  const nodes = useMemo(() => base.nodes.map((n) => (states[n.id] ? { ...n, data: { ...n.data, state: states[n.id] } } : n)), [base, states]);
+  const webhookUrl = useMemo(() => webhookUrlOf(dsl, agentId), [dsl, agentId]);
+  const nodes = useMemo(
+    () =>
+      base.nodes.map((n) => {
+        const extra: Partial<ComponentData> = {};
+        if (states[n.id]) extra.state = states[n.id];
+        if (selected === n.id) extra.selected = true;
+        if (n.id === 'begin' && webhookUrl) extra.webhookUrl = webhookUrl;
+        return Object.keys(extra).length ? { ...n, data: { ...n.data, ...extra } } : n;
+      }),
+    [base, states, selected, webhookUrl],
+  );
   return (
     <div className="canvas" role="region" aria-label="Agent canvas">
-      <ReactFlow nodes={nodes} edges={base.edges} nodeTypes={nodeTypes} fitView fitViewOptions={FIT_VIEW} nodesDraggable={false} nodesConnectable={false} elementsSelectable={false} minZoom={0.2}>
+      <ReactFlow
+        nodes={nodes}
+        edges={base.edges}
+        nodeTypes={nodeTypes}
+        fitView
+        fitViewOptions={FIT_VIEW}
+        nodesDraggable={false}
+        nodesConnectable={false}
+        elementsSelectable={false}
+        minZoom={0.2}
+        onNodeClick={(_, node) => node.type === 'component' && onSelect?.(node.id)}
+      >
         <Background />
         <Controls showInteractive={false} />
       </ReactFlow>

@@ -4,6 +4,7 @@ import { postSse } from '../api/sse.js';
 import type { Agent } from '../api/types.js';
 import type { NodeState } from './AgentCanvas.js';
 import { toolNodesOf } from '../agent-graph.js';
+import { AgentRuns } from './AgentRuns.js';
 import { Answer } from './Answer.js';
 import { ErrorMessage, TextArea, TextField } from './ui.js';
 
@@ -33,18 +34,23 @@ interface Retrieved {
 /**
  * Runs the agent one turn at a time over SSE and lists each component's events as they arrive;
  * the answer streams below. A tool call lights the Agent's Tool node and lists what it retrieved.
- * Turns after the first continue the same session.
+ * Turns after the first continue the same session. Below, the session's runs: a run's components with
+ * their inputs and outputs, and a replay from one of them, streamed here like a turn.
  */
 export function AgentRunPanel({
   agent,
   sessionId,
   onSession,
   onStates,
+  selectedComponent,
+  onSelectComponent,
 }: {
   agent: Agent;
   sessionId: string | undefined;
   onSession: (id: string | undefined) => void;
   onStates: (update: (s: Record<string, NodeState>) => Record<string, NodeState>) => void;
+  selectedComponent: string | undefined;
+  onSelectComponent: (componentId: string | undefined) => void;
 }) {
   const inputs = Object.entries((agent.dsl.components.begin?.obj.params.inputs ?? {}) as Record<string, BeginInput>);
   const [values, setValues] = useState<Record<string, string>>({});
@@ -54,6 +60,8 @@ export function AgentRunPanel({
   const [retrieved, setRetrieved] = useState<Retrieved[]>([]);
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<Error>();
+  /** Bumped when a streamed run ends, so the runs list shows it. */
+  const [runsVersion, setRunsVersion] = useState(0);
   const ctrl = useRef<AbortController>(undefined);
   const currentSession = useRef<string | undefined>(sessionId);
   currentSession.current = sessionId;
@@ -74,7 +82,7 @@ export function AgentRunPanel({
         return;
       case 'node_started':
         onStates((s) => ({ ...s, [d.component_id]: 'running' }));
-        log(`▶ ${d.component_name} (${d.component_type}) started`);
+        log(`▶ ${d.component_name} (${d.component_type}) started${d.reused ? ' (reused from the replayed run)' : ''}`);
         return;
       case 'node_finished':
         onStates((s) => ({ ...s, [d.component_id]: d.error ? 'failed' : 'finished' }));
@@ -109,8 +117,8 @@ export function AgentRunPanel({
     }
   };
 
-  const run = async (e: FormEvent) => {
-    e.preventDefault();
+  /** Streams one run (a turn or a replay) into the panel: events, canvas states, the answer. */
+  const stream = async (path: string, body: Record<string, unknown>): Promise<boolean> => {
     setError(undefined);
     setEvents([]);
     setAnswer({ content: '', reasoning: '' });
@@ -119,20 +127,35 @@ export function AgentRunPanel({
     setRunning(true);
     const controller = new AbortController();
     ctrl.current = controller;
-    const beginInputs = Object.fromEntries(inputs.filter(([key]) => values[key] !== undefined).map(([key, def]) => [key, { type: def.type ?? 'line', value: values[key] }]));
     try {
-      for await (const env of postSse(
-        '/agents/chat/completions',
-        { agent_id: agent.id, query: question, stream: true, ...(currentSession.current ? { session_id: currentSession.current } : {}), ...(Object.keys(beginInputs).length ? { inputs: beginInputs } : {}) },
-        controller.signal,
-      ) as AsyncGenerator<Envelope>)
-        handle(env);
-      setQuestion('');
+      for await (const env of postSse(path, body, controller.signal) as AsyncGenerator<Envelope>) handle(env);
+      return true;
     } catch (err) {
       if ((err as Error).name !== 'AbortError') setError(err as Error);
+      return false;
     } finally {
       setRunning(false);
+      setRunsVersion((v) => v + 1);
     }
+  };
+
+  const run = async (e: FormEvent) => {
+    e.preventDefault();
+    const beginInputs = Object.fromEntries(inputs.filter(([key]) => values[key] !== undefined).map(([key, def]) => [key, { type: def.type ?? 'line', value: values[key] }]));
+    const ok = await stream('/agents/chat/completions', {
+      agent_id: agent.id,
+      query: question,
+      stream: true,
+      ...(currentSession.current ? { session_id: currentSession.current } : {}),
+      ...(Object.keys(beginInputs).length ? { inputs: beginInputs } : {}),
+    });
+    if (ok) setQuestion('');
+  };
+
+  const replay = (runId: string, fromComponent: string) => {
+    if (!currentSession.current) return;
+    log(`Replaying run ${runId} from ${fromComponent}`);
+    void stream(`/agents/${agent.id}/sessions/${currentSession.current}/runs/${runId}/replay`, { from_component: fromComponent, stream: true });
   };
 
   /** Closing the stream does not stop the run: cancel the session's task too. */
@@ -208,6 +231,17 @@ export function AgentRunPanel({
       )}
       <h3>Answer</h3>
       <div className="message assistant">{answer.content || answer.reasoning ? <Answer content={answer.content} reasoning={answer.reasoning} streaming={running} /> : <span className="muted">—</span>}</div>
+      {sessionId && (
+        <AgentRuns
+          agentId={agent.id}
+          sessionId={sessionId}
+          version={runsVersion}
+          selectedComponent={selectedComponent}
+          onSelectComponent={onSelectComponent}
+          onReplay={replay}
+          replaying={running}
+        />
+      )}
     </section>
   );
 }

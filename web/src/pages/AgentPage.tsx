@@ -17,6 +17,8 @@ export function AgentPage({ agentId }: { agentId: string }) {
   const [view, setView] = useState<View>('canvas');
   const [states, setStates] = useState<Record<string, NodeState>>({});
   const [sessionId, setSessionId] = useState<string>();
+  /** The component clicked on the canvas or in the run panel's list of a run's components. */
+  const [selectedComponent, setSelectedComponent] = useState<string>();
   const defaults = useDefaultModels();
   // An ingestion pipeline runs on documents, not as an agent: its canvas is shown, with no run panel or sessions.
   const pipeline = agent.data?.canvas_category === DATAFLOW_CANVAS;
@@ -43,11 +45,22 @@ export function AgentPage({ agentId }: { agentId: string }) {
       ) : (
         <div className={pipeline ? undefined : 'agent-layout'}>
           <div role="tabpanel" aria-label={view}>
-            {view === 'canvas' && <AgentCanvas dsl={agent.data.dsl} states={states} />}
+            {view === 'canvas' && (
+              <AgentCanvas dsl={agent.data.dsl} states={states} agentId={agent.data.id} selected={selectedComponent} onSelect={pipeline ? undefined : setSelectedComponent} />
+            )}
             {view === 'dsl' && <DslEditor agent={agent.data} onSaved={agent.reload} />}
             {view === 'sessions' && !pipeline && <Sessions agentId={agentId} current={sessionId} onOpen={(id) => setSessionId(id)} />}
           </div>
-          {!pipeline && <AgentRunPanel agent={agent.data} sessionId={sessionId} onSession={setSessionId} onStates={setStates} />}
+          {!pipeline && (
+            <AgentRunPanel
+              agent={agent.data}
+              sessionId={sessionId}
+              onSession={setSessionId}
+              onStates={setStates}
+              selectedComponent={selectedComponent}
+              onSelectComponent={setSelectedComponent}
+            />
+          )}
         </div>
       )}
     </>
