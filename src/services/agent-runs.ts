@@ -7,6 +7,7 @@ import type { Outputs, RunInputs } from '../agents/dsl.js';
 import type { RunRequest } from '../agents/run-types.js';
 import { API_PREFIX } from '../api/routes.js';
 import { badRequest, notFound } from '../errors.js';
+import { isId } from '../ids.js';
 
 /** A value whose JSON is longer than this is abridged in run listings, with a link to the whole value. */
 export const LARGE_VALUE_BYTES = 4096;
@@ -63,6 +64,8 @@ export class AgentRunService {
    */
   async logs(p: Principal, agentId: string, messageId: string) {
     await this.agents.get(p, agentId);
+    // A value that cannot be a message id is an error; a message id without a log is RAGFlow's {}.
+    if (!isId(messageId)) throw notFound('`message_id` is not a message id');
     const run = await this.store.agentRuns.byId(messageId);
     if (!run || run.agent_id !== agentId) return {};
     const traced = (await this.store.agentRuns.steps([run.id]))

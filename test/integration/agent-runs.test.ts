@@ -188,6 +188,8 @@ describe('agent runs: durable run records, their steps, the turn log and replay'
     const plain = await createAgent(api, llmCanvas());
     const other = await turn(plain, 'hi');
     assert.deepEqual((await api.get(`/agents/${plain}/logs/${other.runId}`)).body.data, {});
+    const malformed = await api.get(`/agents/${plain}/logs/${'0'.repeat(300)}`);
+    assert.equal(malformed.status, 404, 'a value that cannot be a message id is not found');
     assert.deepEqual((await api.get(`/agents/${plain}/logs/${runId}`)).body.data, {}, "another agent's turn is not this agent's log");
   });
 
