@@ -1,8 +1,7 @@
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
 import { runComponentAlone, type Executor } from '../src/agents/interpreter.js';
 import type { ComponentDebugInput } from '../src/agents/component-debug.js';
 import { COMPONENT_ACTIVITY, type ComponentResult } from '../src/agents/run-types.js';
+import { componentActivities } from './component-activities.js';
 
 /**
  * One component of an agent run by itself with the inputs the editor gave it (RAGFlow's component
@@ -16,12 +15,7 @@ export async function agentComponentDebug(input: ComponentDebugInput): Promise<C
     now: () => Date.now(),
     random: () => Math.random(),
     async call(call, options) {
-      const perAttempt = options.timeoutSec + options.delayAfterErrorSec;
-      const activities = proxyActivities<Activities>({
-        startToCloseTimeout: `${Math.ceil(perAttempt * (options.maxRetries + 1) + 30)} seconds`,
-        heartbeatTimeout: '5 seconds',
-        retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
-      });
+      const activities = componentActivities(options);
       return activities[COMPONENT_ACTIVITY[call.kind]]({ ...ids, call, before: [], ...options, stream: false });
     },
   };

@@ -3,6 +3,7 @@ import type { Activities } from '../activities/index.js';
 import { runCanvas, emptyBucket, type Executor } from '../src/agents/interpreter.js';
 import { AGENT_TURN_SIGNAL, COMPONENT_ACTIVITY, type AgentRunInput, type AgentTurnSignal, type RunStatus, type TurnOutcome } from '../src/agents/run-types.js';
 import { RUN_ERROR, type RunEvent } from '../src/events/types.js';
+import { componentActivities } from './component-activities.js';
 import type { TurnFile } from '../src/services/agent-attachments.js';
 
 /** Short and idempotent: a local activity, so the turn ends without another round trip to a task queue. */
@@ -61,15 +62,7 @@ export async function agentRun(input: AgentRunInput): Promise<{ status: RunStatu
     random: () => Math.random(),
     isFatal: (err) => isCancellation(err),
     async call(call, options) {
-      const perAttempt = options.timeoutSec + options.delayAfterErrorSec;
-      const activities = proxyActivities<Activities>({
-        // The component's own timeout is enforced inside the activity (per retry); this is the backstop.
-        startToCloseTimeout: `${Math.ceil(perAttempt * (options.maxRetries + 1) + 30)} seconds`,
-        // A worker that dies is noticed within seconds and the component runs again elsewhere.
-        heartbeatTimeout: '5 seconds',
-        retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
-        cancellationType: waitForStop ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED : ActivityCancellationType.TRY_CANCEL,
-      });
+      const activities = componentActivities(options, waitForStop ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED : ActivityCancellationType.TRY_CANCEL);
       return activities[COMPONENT_ACTIVITY[call.kind]]({ ...ids, call, before: pending.splice(0), ...options });
     },
   };
