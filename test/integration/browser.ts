@@ -19,6 +19,22 @@ export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
+/**
+ * A browser on the console of the Cairn at `url`, logged in with `token`: a 1280 × 900 page that accepts
+ * dialogs and collects the page's uncaught errors in `pageErrors`.
+ */
+export async function openConsole(url: string, token: string, pageErrors: string[]): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  page.on('dialog', (d) => void d.accept());
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  await page.goto(new URL('/', url).toString());
+  await page.evaluate((t) => localStorage.setItem('cairn.console.token', t), token);
+  return { browser, page };
+}
+
 /** The console must be built (`make console`): the server serves dist/web. */
 export function assertConsoleBuilt(rootDir: string): void {
   if (!fs.existsSync(path.join(rootDir, 'dist', 'web', 'index.html'))) throw new Error('The web console is not built: run `make console` first');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { harness, type Harness } from './harness.js';
-import { assertConsoleBuilt, describeViolations, launchBrowser, saveFailureScreenshot, seriousViolations } from './browser.js';
+import { assertConsoleBuilt, describeViolations, openConsole, saveFailureScreenshot, seriousViolations } from './browser.js';
 import { Api, eventually } from './client.js';
 import { addModelServer } from './chat-helpers.js';
 import { canvas, createAgent } from './agent-helpers.js';
@@ -33,7 +33,6 @@ describe('web console: agent runs, replay and readable canvas nodes', function (
   let h: Harness;
   let fake: FakeOpenAI;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let user: Api;
   const ids: { agent?: string; webhookAgent?: string; session?: string; firstRun?: string } = {};
@@ -51,14 +50,7 @@ describe('web console: agent runs, replay and readable canvas nodes', function (
     ids.agent = await createAgent(user, twoLlmCanvas(), 'Draft and polish');
     ids.webhookAgent = await createAgent(user, webhookCanvas(), 'Webhook receiver');
 
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(30_000);
-    page.on('dialog', (d) => void d.accept());
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    await page.goto(new URL('/', h.url).toString());
-    await page.evaluate((t) => localStorage.setItem('cairn.console.token', t), token);
+    ({ browser, page } = await openConsole(h.url, token, pageErrors));
   });
 
   let failed = false;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { harness, type Harness } from './harness.js';
-import { assertConsoleBuilt, describeViolations, launchBrowser, saveFailureScreenshot, seriousViolations } from './browser.js';
+import { assertConsoleBuilt, describeViolations, openConsole, saveFailureScreenshot, seriousViolations } from './browser.js';
 import { Api } from './client.js';
 import { getDoc } from './documents-helpers.js';
 import { useFakeProviders } from './providers-helpers.js';
@@ -29,7 +29,6 @@ describe('web console: ingestion pipelines', function () {
   let h: Harness;
   let fakes: Fakes;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let user: Api;
   let gate: CallGate | undefined;
@@ -51,14 +50,7 @@ describe('web console: ingestion pipelines', function () {
     assert.equal(created.status, 200, JSON.stringify(created.body));
     ids.pipeline = created.body.data.id;
 
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(30_000);
-    page.on('dialog', (d) => void d.accept());
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    await page.goto(new URL('/', h.url).toString());
-    await page.evaluate((t) => localStorage.setItem('cairn.console.token', t), token);
+    ({ browser, page } = await openConsole(h.url, token, pageErrors));
   });
 
   let failed = false;
