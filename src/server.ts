@@ -150,7 +150,10 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...openaiRoutes(conversations),
       ...openaiModelRoutes(chats, agents, providers),
       ...agentCanvasRoutes(services.agentCanvas, services.agentAttachments, services.pipelineRerun, config.uploadLimit),
-      ...agentRoutes(agents, agentSessions, (id) => agentSchedules.forgetAgent(id)),
+      ...agentRoutes(agents, agentSessions, {
+        deleteAgent: (principal, id) => services.agentAttachments.deleteAgent(principal, id),
+        afterDelete: (id) => agentSchedules.forgetAgent(id),
+      }),
       ...agentRunRoutes(new AgentRunService(store, agents, agentSessions)),
       ...agentTriggerRoutes(new AgentWebhookService(store, agents, agentSessions), agentSchedules),
       ...memoryRoutes(memories),

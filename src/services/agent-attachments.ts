@@ -85,6 +85,18 @@ export class AgentAttachmentService {
     });
   }
 
+  /**
+   * Deletes an agent (owner only, `AgentService.delete`) and the bytes of every file uploaded to it. The
+   * rows go with the agent (foreign key), so they are read first; the bytes go once the agent is gone.
+   * Returns the agent's session ids, as `AgentService.delete` does.
+   */
+  async deleteAgent(p: Principal, agentId: string): Promise<string[]> {
+    const files = isId(agentId) ? await this.store.agentAttachments.ofAgent(agentId) : [];
+    const sessionIds = await this.agents.delete(p, agentId);
+    for (const row of files) await this.blobs.delete(agentAttachmentKey(row.tenant_id, row.id));
+    return sessionIds;
+  }
+
   private async owned(p: Principal, attachmentId: string): Promise<AgentAttachmentRow | undefined> {
     const row = isId(attachmentId) ? await this.store.agentAttachments.byId(attachmentId) : undefined;
     return row && row.tenant_id === p.tenantId ? row : undefined;

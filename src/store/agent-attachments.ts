@@ -19,4 +19,8 @@ export class AgentAttachmentRepo {
     if (!ids.length) return Promise.resolve([]);
     return this.db.selectFrom('agent_attachments').selectAll().where('id', 'in', ids).execute();
   }
+
+  ofAgent(agentId: string): Promise<AgentAttachmentRow[]> {
+    return this.db.selectFrom('agent_attachments').selectAll().where('agent_id', '=', agentId).execute();
+  }
 }

@@ -3,6 +3,8 @@ import { fixedAnswer, startFakeOpenAI, type FakeOpenAI } from '../fakes/index.js
 import { newUser, type Api } from './client.js';
 import { userWithModel } from './chat-helpers.js';
 import { canvas, createAgent, llmCanvas } from './agent-helpers.js';
+import { harness } from './harness.js';
+import { agentAttachmentKey } from '../../src/services/blob-keys.js';
 
 /** Uploads files to an agent as multipart/form-data (field `file`, repeated). */
 async function upload(api: Api, agentId: string, files: { name: string; type: string; body: string }[]) {
@@ -16,10 +18,11 @@ describe('agent editor routes: reset, input form, component debug, uploads and s
   let fake: FakeOpenAI;
   let api: Api;
   let stranger: Api;
+  let ownerId: string;
 
   before(async () => {
     fake = await startFakeOpenAI();
-    ({ api } = await userWithModel('agent-canvas', fake.baseUrl));
+    ({ api, userId: ownerId } = await userWithModel('agent-canvas', fake.baseUrl));
     ({ api: stranger } = await newUser('agent-canvas-stranger'));
   });
   beforeEach(() => {
@@ -85,6 +88,18 @@ describe('agent editor routes: reset, input form, component debug, uploads and s
     assert.equal(turn.status, 404);
     assert.match(turn.body.message, /File '.*' not found/);
     assert.equal(chatRequests().length, 0, 'no model call for a refused turn');
+  });
+
+  it("deleting an agent deletes the bytes of its uploaded files; a stranger's delete leaves them", async () => {
+    const agentId = await createAgent(api, llmCanvas());
+    const { body } = await upload(api, agentId, [{ name: 'gone.txt', type: 'text/plain', body: 'to be deleted' }]);
+    const { blobs } = await (await harness()).backends();
+    const key = agentAttachmentKey(ownerId, body.data.id);
+    assert.equal((await stranger.delete(`/agents/${agentId}`)).status, 404);
+    assert.ok(await blobs.get(key), 'a refused delete leaves the file');
+    assert.equal((await api.delete(`/agents/${agentId}`)).status, 200);
+    assert.equal(await blobs.get(key), undefined, 'the stored bytes are gone with the agent');
+    assert.equal((await api.get(`/agents/attachments/${body.data.id}/preview`)).status, 404);
   });
 
   it('a completion naming a file that was never uploaded, or a file that is not an object or id, is a 4xx', async () => {

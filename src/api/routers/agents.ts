@@ -8,6 +8,7 @@ import { ApiError, badRequest } from '../../errors.js';
 import { openAIError } from '../../chat/openai-frames.js';
 import { isRelease, type AgentService } from '../../services/agents.js';
 import type { AgentSessionService, CompletionInput } from '../../services/agent-sessions.js';
+import type { Principal } from '../../services/auth.js';
 import { CANVAS_CATEGORIES } from '../../pipelines/names.js';
 import { MULTITASK_STRATEGIES } from '../../agents/run-types.js';
 import { AgentOpenAIFrames, answerAgentOpenAI, answerAgentWhole, streamAgentEvents, streamAgentOpenAI } from '../agent-frames.js';
@@ -110,8 +111,15 @@ function messageText(content: unknown): string {
   return '';
 }
 
-/** `afterDelete`: what else goes with a deleted agent (its schedules and trigger logs). */
-export function agentRoutes(agents: AgentService, sessions: AgentSessionService, afterDelete?: (agentId: string) => Promise<void>): RouteSpec[] {
+/** What goes with a deleted agent beyond its rows. */
+interface AgentDeletion {
+  /** Deletes the agent (owner only) with the files uploaded to it; returns its session ids. */
+  deleteAgent(principal: Principal, agentId: string): Promise<string[]>;
+  /** Once it is gone: its schedules and trigger logs. */
+  afterDelete(agentId: string): Promise<void>;
+}
+
+export function agentRoutes(agents: AgentService, sessions: AgentSessionService, deletion: AgentDeletion): RouteSpec[] {
   /** RAGFlow's agent completion: canvas events as SSE, or the aggregated answer. */
   const complete = async (ctx: RouteContext, agentId: string, streamByDefault: boolean) => {
     const body = ctx.body as Body;
@@ -169,9 +177,9 @@ export function agentRoutes(agents: AgentService, sessions: AgentSessionService,
     route({
       method: 'delete', path: '/agents/:agent_id', tag: 'agents', summary: 'Delete an agent (owner only) with its sessions',
       handler: async ({ principal, params }) => {
-        const sessionIds = await agents.delete(principal, params.agent_id);
+        const sessionIds = await deletion.deleteAgent(principal, params.agent_id);
         await sessions.forget(sessionIds);
-        await afterDelete?.(params.agent_id);
+        await deletion.afterDelete(params.agent_id);
         return true;
       },
     }),

@@ -34,7 +34,7 @@ function allRoutes(): RouteSpec[] {
     ...providerRoutes(none),
     ...chatRoutes(none, none, none),
     ...openaiRoutes(none),
-    ...agentRoutes(none, none),
+    ...agentRoutes(none, none, none),
     ...agentTriggerRoutes(none, none),
     ...memoryRoutes(none),
     ...mcpServerRoutes(none),
