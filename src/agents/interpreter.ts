@@ -24,6 +24,7 @@ import type {
 import { referencedComponents, renderTemplate, resolveParam, resolveRef, splitTemplate, type Scope } from './refs.js';
 import { aggregateVariables, beginOutputs, categorizePrompt, evaluateSwitch, fillUp, pickTemplate } from './components/pure.js';
 import { externalComponentError, isExternalComponent } from './external.js';
+import { dataImages, placesFiles, splitFiles, uniqueImages, withoutDataImages } from './prompt-images.js';
 import { applyAssignment, assignVariables, dataOperations, listOperations, stringTransform } from './components/transforms.js';
 import {
   collectPass,
@@ -389,15 +390,23 @@ class CanvasRun {
     const scope = this.scope();
     const window = Math.max(0, Number(params.message_history_window_size ?? 13) || 0);
     const history = this.historyWindow(window);
-    const system = renderTemplate(String(params.sys_prompt ?? ''), scope);
+    const images: string[] = [];
+    const visual = typeof params.visual_files_var === 'string' ? params.visual_files_var.trim() : '';
+    if (visual) images.push(...dataImages(resolveParam(visual, scope)));
+    const takeImages = (value: unknown) => {
+      images.push(...dataImages(value));
+      return withoutDataImages(value);
+    };
+    const system = renderTemplate(String(params.sys_prompt ?? ''), scope, takeImages);
     const messages: PromptMessage[] = [];
     if (system) messages.push({ role: 'system', content: system });
     messages.push(...history);
     const prompts = Array.isArray(params.prompts) && params.prompts.length ? params.prompts : [{ role: 'user', content: kind === 'Agent' && params.user_prompt ? params.user_prompt : '{sys.query}' }];
     for (const p of prompts as { role?: string; content?: unknown }[]) {
-      const content = renderTemplate(String(p.content ?? ''), scope);
+      const content = renderTemplate(String(p.content ?? ''), scope, takeImages);
       messages.push({ role: p.role === 'assistant' ? 'assistant' : 'user', content });
     }
+    this.attachFiles(messages, images, placesFiles(params));
     const call: ModelCall & { kind: 'LLM' | 'Agent' } = { kind, id, messages, settings: modelSettings(params) };
     const schema = structuredSchema(params);
     if (schema) call.schema = schema;
@@ -411,6 +420,20 @@ class CanvasRun {
     const kwargs = this.canvas.globals['sys.chat_template_kwargs'];
     if (kwargs && typeof kwargs === 'object') call.chatTemplateKwargs = kwargs as Record<string, unknown>;
     return call;
+  }
+
+  /**
+   * The turn's attached files go with the last user message unless the prompt placed `{sys.files}`
+   * itself: their texts appended to it, their images beside it with the prompt's other images.
+   */
+  private attachFiles(messages: PromptMessage[], images: string[], placedByPrompt: boolean): void {
+    const files = placedByPrompt ? { texts: [], images: [] } : splitFiles(this.canvas.globals['sys.files']);
+    images.push(...files.images);
+    if (!files.texts.length && !images.length) return;
+    let last = [...messages].reverse().find((m) => m.role === 'user');
+    if (!last) messages.push((last = { role: 'user' as const, content: '' }));
+    if (files.texts.length) last.content = [last.content, ...files.texts].filter(Boolean).join('\n\n');
+    if (images.length) last.images = uniqueImages(images);
   }
 
   /** The last `n` exchanges before the current question, as chat messages. */

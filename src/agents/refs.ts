@@ -167,9 +167,12 @@ export function stringifyValue(value: unknown): string {
   }
 }
 
-/** Substitute every reference inside `text` (unknown components/globals throw). */
-export function renderTemplate(text: string, scope: Scope): string {
-  return text.replace(refRegex(), (_match, exp: string) => stringifyValue(resolveRef(exp, scope)));
+/**
+ * Substitute every reference inside `text` (unknown components/globals throw). `prepare` sees each value
+ * before it becomes text (a prompt takes the images out of it: prompt-images.ts).
+ */
+export function renderTemplate(text: string, scope: Scope, prepare: (value: unknown) => unknown = (v) => v): string {
+  return text.replace(refRegex(), (_match, exp: string) => stringifyValue(prepare(resolveRef(exp, scope))));
 }
 
 /**

@@ -78,6 +78,8 @@ export interface Usage {
 export interface PromptMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
+  /** On the last user message: images (data URLs) for the model to see (prompt-images.ts). */
+  images?: string[];
 }
 
 /** Model settings of an LLM / Agent / Categorize component, already gated by their *Enabled flags. */

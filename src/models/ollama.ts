@@ -194,6 +194,8 @@ function ollamaMessages(messages: ChatMessage[]): Record<string, unknown>[] {
       const name = m.tool_call_id === undefined ? undefined : toolNames.get(m.tool_call_id);
       return { role: 'tool', content: m.content, ...(name ? { tool_name: name } : {}) };
     }
+    // Ollama takes images as bare base64 beside the text.
+    if (m.images?.length) return { role: m.role, content: m.content, images: m.images.map((url) => url.slice(url.indexOf(',') + 1)) };
     return { role: m.role, content: m.content };
   });
 }

@@ -133,6 +133,9 @@ function wireMessages(messages: ChatMessage[]): OpenAI.Chat.ChatCompletionMessag
         })),
       };
     }
+    if (m.role === 'user' && m.images?.length) {
+      return { role: 'user', content: [{ type: 'text', text: m.content }, ...m.images.map((url) => ({ type: 'image_url' as const, image_url: { url } }))] };
+    }
     return { role: m.role, content: m.content };
   });
 }

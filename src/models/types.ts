@@ -6,6 +6,8 @@ export interface ChatMessage {
   tool_calls?: ToolCall[];
   /** On a tool message: the id of the call this message answers. */
   tool_call_id?: string;
+  /** On a user message: images (data URLs) the model is shown beside the text; a vision model reads them. */
+  images?: string[];
 }
 
 /** A function the model may call (OpenAI `tools[].function`). */

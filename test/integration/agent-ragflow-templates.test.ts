@@ -151,4 +151,23 @@ describe("RAGFlow's agent templates: every one imports unchanged; CodeExec runs 
     assert.equal(res.body.message, `Component 'ExeSQL:TiredShirtsPull' (ExeSQL) failed: ${externalComponentError('ExeSQL')}`);
     assert.match(res.body.message, /ExeSQL needs an SQL database server, an outside service Cairn does not provide; Cairn has nothing local that does this/);
   });
+
+  it('photo_text_translator: a photo attached to the turn reaches the model as an image beside the question (visual_files_var sys.files)', async () => {
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const agentId = await createAgent(api, wired('photo_text_translator', modelId, datasetId));
+    const form = new FormData();
+    form.append('file', new Blob([png], { type: 'image/png' }), 'menu.png');
+    const up = await api.request('POST', `/agents/${agentId}/upload`, { raw: form });
+    assert.equal(up.status, 200, JSON.stringify(up.body));
+    fake.behaviour.answer = () => ({ answer: 'Soup of the day.' });
+    const res = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'Translate the menu into English', stream: false, files: [up.body.data] });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.match(res.body.data.data.content, /Soup of the day\./);
+    const sent = fake.requests.find((r) => r.path === '/v1/chat/completions')!.body.messages as { role: string; content: unknown }[];
+    const user = sent.filter((m) => m.role === 'user').at(-1)!;
+    assert.ok(Array.isArray(user.content), 'the question goes as content parts with the image');
+    const parts = user.content as { type: string; text?: string; image_url?: { url: string } }[];
+    assert.match(parts[0]!.text!, /Translate the menu into English/);
+    assert.deepEqual(parts.slice(1), [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } }]);
+  });
 });

@@ -109,6 +109,10 @@ export class BuiltinChatModel implements ChatModel {
   }
 
   private request(messages: ChatMessage[], options: ChatOptions): GenerateRequest {
+    // A text-only model: showing it nothing of the images would answer as if they were not there.
+    if (messages.some((m) => m.images?.length)) {
+      throw new ModelError(`The built-in chat model ${this.id} reads text only, and this prompt carries images: choose a vision model (a provider's) for it`, BUILTIN_FACTORY);
+    }
     const tools = options.tools?.length ? options.tools : undefined;
     const maxTokens = Math.max(1, Math.min(options.max_tokens ?? DEFAULT_ANSWER_TOKENS, this.config.contextSize));
     const sampling: Sampling = { maxTokens, temperature: Math.max(0, options.temperature ?? 0) };

@@ -52,6 +52,11 @@ describe('models/builtin chat model (SmolLM2-135M-Instruct, node-llama-cpp in a 
     assert.equal(status.active, 0);
   });
 
+  it('refuses a prompt carrying images, naming the cause (a text-only model must not answer as if it saw them)', async () => {
+    const withImage: ChatMessage[] = [{ role: 'user', content: 'What is written here?', images: ['data:image/png;base64,iVBORw0KGgo='] }];
+    await assert.rejects(collect(model, withImage, FIXED), (err: unknown) => err instanceof ModelError && /reads text only.*vision model/.test(err.message));
+  });
+
   it('streams a non-empty answer token by token, then the token usage', async () => {
     const { deltas, answer } = await collect(model, ask('What is the capital city of France? Answer in one sentence.'), { ...FIXED, max_tokens: 24 });
     assert.ok(deltas.filter((d) => d.kind === 'answer').length > 2, 'several answer deltas');

@@ -61,6 +61,11 @@ describe('models/ollama against the fake Ollama server', () => {
     assert.equal(joined(deltas, 'answer'), 'Yes.');
   });
 
+  it("a user message's images are sent as Ollama's bare base64 images beside its text", async () => {
+    await collect(chat().stream([{ role: 'user', content: 'What is written here?', images: ['data:image/png;base64,iVBORw0KGgo='] }]));
+    assert.deepEqual(fake.requests.find((r) => r.path === '/api/chat')!.body.messages, [{ role: 'user', content: 'What is written here?', images: ['iVBORw0KGgo='] }]);
+  });
+
   it('json_schema is sent as format, stop and seed as options', async () => {
     const schema = { type: 'object', properties: { ok: { type: 'boolean' } } };
     fake.behaviour.answer = fixedAnswer('{"ok":true}');

@@ -75,6 +75,15 @@ describe('models/openai-compat against the fake OpenAI server', () => {
     assert.deepEqual(fake.requests.at(-1)!.body.response_format.json_schema.schema, schema, 'complete() sends it too');
   });
 
+  it("a user message's images are sent as image_url content parts after its text", async () => {
+    const png = 'data:image/png;base64,iVBORw0KGgo=';
+    await collect(chat().stream([{ role: 'system', content: 'S' }, { role: 'user', content: 'What is written here?', images: [png] }]));
+    assert.deepEqual(fake.requests[0]!.body.messages, [
+      { role: 'system', content: 'S' },
+      { role: 'user', content: [{ type: 'text', text: 'What is written here?' }, { type: 'image_url', image_url: { url: png } }] },
+    ]);
+  });
+
   it('stop, seed and chat_template_kwargs go into the body; options not given are not sent', async () => {
     const options = { stop: ['\n\n', 'END'], seed: 42, chat_template_kwargs: { enable_thinking: false } };
     await collect(chat().stream([{ role: 'user', content: 'x' }], options));
