@@ -7,7 +7,7 @@ const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 const JPEG = 'data:image/jpeg;base64,/9j/4AAQ';
 
 /** Begin → LLM (with `params`) → Message, run on a turn whose attached files are `files`; the LLM's prompt. */
-async function promptOf(params: Record<string, unknown>, files: string[], inputs: Record<string, unknown> = {}): Promise<PromptMessage[]> {
+async function promptOf(params: Record<string, unknown>, files: string[], inputs: AgentRunInput['request']['inputs'] = {}): Promise<PromptMessage[]> {
   const canvas: CanvasDsl = {
     components: {
       begin: { obj: { component_name: 'Begin', params: { inputs: { photo: { type: 'line', name: 'photo', optional: true } } } }, downstream: ['LLM:a'], upstream: [] },
@@ -31,7 +31,7 @@ async function promptOf(params: Record<string, unknown>, files: string[], inputs
   };
   const input: AgentRunInput = { runKey: 'r', agentId: 'a', sessionId: 's', tenantId: 't', createdAt: 1, canvas, names: {}, request: { query: 'Translate it', inputs, files, userId: 'u' } };
   await runCanvas(input, exec);
-  const llm = calls.find((c) => c.kind === 'LLM') as Extract<ComponentCall, { kind: 'LLM' }>;
+  const llm = calls.find((c) => c.kind === 'LLM') as unknown as { messages: PromptMessage[] };
   return llm.messages;
 }
 
