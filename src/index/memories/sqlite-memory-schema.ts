@@ -73,11 +73,14 @@ const REBUILD_PAGE = 5000;
  * old table, and the next open rebuilds again.
  */
 function rebuildUnscopedFullText(db: Database): void {
-  const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_fts'`).get();
-  if (!exists) return;
-  const columns = (db.prepare(`PRAGMA table_info(memory_fts)`).all() as { name: string }[]).map((c) => c.name);
-  if (columns.includes('memory')) return;
+  const unscoped = () => {
+    const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_fts'`).get();
+    return exists !== undefined && !(db.prepare(`PRAGMA table_info(memory_fts)`).all() as { name: string }[]).some((c) => c.name === 'memory');
+  };
+  if (!unscoped()) return;
   db.transaction(() => {
+    // Checked again under the write lock: another process opening the same file may have rebuilt it meanwhile.
+    if (!unscoped()) return;
     db.exec(`DROP TABLE memory_fts;
       CREATE VIRTUAL TABLE memory_fts USING fts5(content, memory, tokenize = 'porter unicode61', content = '', contentless_delete = 1);`);
     const page = db.prepare(`SELECT message_id, memory_id, content FROM memory_rows WHERE message_id > ? ORDER BY message_id LIMIT ${REBUILD_PAGE}`);
