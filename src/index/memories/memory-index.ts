@@ -92,6 +92,16 @@ export interface MemoryCandidate {
   score: number;
 }
 
+/**
+ * What an index's searches examined, summed since it opened: the rows its full-text and vector searches
+ * stepped through before filters and limits (the embedded index: FTS5 matches and vectors compared; the
+ * scale-out index: Milvus hits re-checked against the ledger). A search within one memory examines at most
+ * what that memory holds, whatever the rest of the index holds (tests and bench/memory read it).
+ */
+export interface MemoryScanCounters {
+  examined: number;
+}
+
 export interface MemoryListQuery {
   agentIds?: string[];
   /** Case-insensitive substring of the session id. */
@@ -143,6 +153,7 @@ export interface MemoryIndex {
   vectorSearch(vector: number[], filter: MemorySearchFilter, limit: number): Promise<MemoryCandidate[]>;
   /** Cosine (-1..1) of each message's vector with `vector`; messages without one of that dimension are absent. */
   cosineSimilarities(ids: number[], vector: number[]): Promise<Map<number, number>>;
+  readonly scans: MemoryScanCounters;
   ping(): Promise<void>;
   /**
    * Ends what the index itself started (a server connection, a background re-analysis); a no-op where it

@@ -2,8 +2,8 @@ import type { MilvusClient } from '@zilliz/milvus2-sdk-node';
 import type { MetaDb } from '../../store/db.js';
 import type { MilvusLocation } from '../location.js';
 import type {
-  AddOptions, AddResult, MemoryCandidate, MemoryIndex, MemoryListQuery, MemoryMessage, MemoryRecentQuery, MemorySearchFilter,
-  MemoryUsage, NewMemoryMessage,
+  AddOptions, AddResult, MemoryCandidate, MemoryIndex, MemoryListQuery, MemoryMessage, MemoryRecentQuery, MemoryScanCounters,
+  MemorySearchFilter, MemoryUsage, NewMemoryMessage,
 } from './memory-index.js';
 import { fromFloat32Blob } from '../vectors/vector-codec.js';
 import { bm25Query } from '../chunks/milvus/analysis.js';
@@ -53,6 +53,8 @@ function checkVectors(messages: { vector: number[] }[]): void {
 export class MilvusMemoryIndex implements MemoryIndex {
   private readonly text: CollectionSpec;
   private reanalysis?: Reanalysis;
+  /** Milvus searches only the partitions of the named memories (memory_id is the partition key); what Cairn examines is the hits it re-checks. */
+  readonly scans: MemoryScanCounters = { examined: 0 };
 
   private constructor(
     private readonly client: MilvusClient,
@@ -217,6 +219,7 @@ export class MilvusMemoryIndex implements MemoryIndex {
 
   /** The hits the ledger confirms (a copy may lag behind its message), best first, ties newest first. */
   private async confirmed(hits: MemoryCandidate[], filter: MemorySearchFilter): Promise<MemoryCandidate[]> {
+    this.scans.examined += hits.length;
     if (hits.length === 0) return [];
     const ok = await this.ledger.searchable(hits.map((h) => h.message_id), filter);
     return hits.filter((h) => ok.has(h.message_id)).sort((a, b) => b.score - a.score || b.message_id - a.message_id);

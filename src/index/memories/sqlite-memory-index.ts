@@ -4,9 +4,10 @@ import { messageSize, planEviction, type FifoCandidate } from '../../memories/si
 import { ensureMemorySchema } from './sqlite-memory-schema.js';
 import { toFloat32Blob } from '../vectors/vector-codec.js';
 import { toMessage, type MessageRow } from './memory-rows.js';
+import { memoryScopeToken, scopedMatch } from './memory-scope.js';
 import type {
   AddOptions, AddResult, MemoryCandidate, MemoryIndex, MemoryListQuery, MemoryMessage, MemoryRecentQuery,
-  MemorySearchFilter, MemoryUsage, NewMemoryMessage,
+  MemoryScanCounters, MemorySearchFilter, MemoryUsage, NewMemoryMessage,
 } from './memory-index.js';
 
 type Row = MessageRow;
@@ -49,6 +50,7 @@ const phrase = (word: string) => `"${word.replaceAll('"', '""')}"`;
 export class SqliteMemoryIndex implements MemoryIndex {
   private readonly s: ReturnType<typeof prepare>;
   private readonly imports: ReturnType<typeof prepareImport>;
+  readonly scans: MemoryScanCounters = { examined: 0 };
 
   constructor(private readonly db: Database) {
     try {
@@ -59,6 +61,12 @@ export class SqliteMemoryIndex implements MemoryIndex {
     ensureMemorySchema(db);
     db.function('memory_icontains', { deterministic: true }, (text: unknown, needle: unknown) =>
       String(text).toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0);
+    // Counts the rows a search statement examines (true for each): the FTS5 matches it steps through and
+    // the vectors it compares, before the filters on memory_rows and the limit.
+    db.function('memory_examined', { deterministic: false }, (_row: unknown) => {
+      this.scans.examined++;
+      return 1;
+    });
     this.s = prepare(db);
     this.imports = prepareImport(db);
   }
@@ -101,7 +109,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
           fullText.push([id, m.content]);
           ids[i] = id;
         }
-        this.insertFullText(fullText);
+        this.insertFullText(memoryId, fullText);
         this.s.addUsage.run(memoryId, incoming, fresh.length);
       }
       if (options.onceForSource !== undefined) this.s.markExtraction.run(memoryId, options.onceForSource, Date.now());
@@ -164,8 +172,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
    * later statement of the transaction opens a statement journal (the row inserts do) and whenever an id is lower
    * than the one before, so otherwise each message became a segment of its own (the chunk index's writeChunks).
    */
-  private insertFullText(rows: [number, string][]): void {
-    for (const [id, content] of rows.sort((a, b) => a[0] - b[0])) this.s.insertFts.run(id, content);
+  private insertFullText(memoryId: string, rows: [number, string][]): void {
+    const scope = memoryScopeToken(memoryId);
+    for (const [id, content] of rows.sort((a, b) => a[0] - b[0])) this.s.insertFts.run(id, content, scope);
   }
 
   async deleteMemory(memoryId: string): Promise<number> {
@@ -199,7 +208,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
         fullText.push([m.message_id, m.content]);
         bytes += m.size;
       }
-      this.insertFullText(fullText);
+      this.insertFullText(memoryId, fullText);
       if (ids.length) this.s.addUsage.run(memoryId, bytes, ids.length);
       // AUTOINCREMENT already continues after the largest id inserted; this covers ids used by gone messages.
       const floor = ids.reduce((max, id) => Math.max(max, id), options.idsUsedThrough ?? 0);
@@ -245,11 +254,14 @@ export class SqliteMemoryIndex implements MemoryIndex {
     return (this.s.recent.all({ ...filterParams(query), limit: Math.floor(query.limit) }) as Row[]).map(toMessage);
   }
 
-  /** bm25 over an OR of the query's words (the retrieval tokenizer's, stopwords removed). */
+  /**
+   * bm25 over an OR of the query's words (the retrieval tokenizer's, stopwords removed), within the
+   * memories' scope tokens (memory-scope.ts): FTS5 yields only matches of the searched memories.
+   */
   async fullText(query: string, filter: MemorySearchFilter, limit: number): Promise<MemoryCandidate[]> {
     const words = queryTerms(query).map((t) => t.word);
     if (words.length === 0 || filter.memoryIds.length === 0 || limit <= 0) return [];
-    const match = words.map(phrase).join(' OR ');
+    const match = scopedMatch(words.map(phrase), filter.memoryIds);
     return (this.s.fullText.all({ ...filterParams(filter), match, limit }) as HitRow[]).map(toCandidate);
   }
 
@@ -279,7 +291,7 @@ function prepare(db: Database) {
       VALUES (:memory_id, :tenant_id, :message_type, :source_id, :user_id, :agent_id, :session_id, :dedup_key, :content,
         :valid_at, :invalid_at, NULL, 1, :size, :create_time, :terms, :dim, :vector)
       RETURNING message_id`),
-    insertFts: p(`INSERT INTO memory_fts (rowid, content) VALUES (?, ?)`),
+    insertFts: p(`INSERT INTO memory_fts (rowid, content, memory) VALUES (?, ?, ?)`),
     byDedupKey: p(`SELECT message_id FROM memory_rows WHERE memory_id = ? AND dedup_key = ?`).pluck(),
     extractionDone: p(`SELECT 1 FROM memory_extractions WHERE memory_id = ? AND source_id = ?`),
     markExtraction: p(`INSERT OR IGNORE INTO memory_extractions (memory_id, source_id, create_time) VALUES (?, ?, ?)`),
@@ -310,13 +322,15 @@ function prepare(db: Database) {
       WHERE memory_id = ? AND source_id IN (SELECT value FROM json_each(?)) ORDER BY source_id, message_id`),
     recent: p(`SELECT ${COLUMNS} FROM memory_rows r
       WHERE ${FILTER} AND r.forget_at IS NULL ORDER BY r.valid_at DESC, r.message_id DESC LIMIT :limit`),
-    fullText: p(`SELECT r.message_id, -bm25(memory_fts)
+    // bm25 weights: the content 1, the scope token (memory-scope.ts) 0.
+    fullText: p(`SELECT r.message_id, -bm25(memory_fts, 1.0, 0.0)
       FROM memory_fts JOIN memory_rows r ON r.message_id = memory_fts.rowid
-      WHERE memory_fts MATCH :match AND ${SEARCHABLE}
-      ORDER BY bm25(memory_fts) LIMIT :limit`).raw(),
+      WHERE memory_fts MATCH :match AND memory_examined(memory_fts.rowid) AND ${SEARCHABLE}
+      ORDER BY bm25(memory_fts, 1.0, 0.0) LIMIT :limit`).raw(),
+    // memory_rows_valid leads with memory_id: only the searched memories' rows are read.
     vectorSearch: p(`SELECT message_id, cosine FROM (
         SELECT r.message_id, 1 - vec_distance_cosine(r.vector, :vector) AS cosine
-        FROM memory_rows r WHERE ${SEARCHABLE} AND r.dim = :dim)
+        FROM memory_rows r INDEXED BY memory_rows_valid WHERE ${SEARCHABLE} AND r.dim = :dim AND memory_examined(r.message_id))
       WHERE cosine IS NOT NULL ORDER BY cosine DESC, message_id DESC LIMIT :limit`).raw(),
     cosines: p(`SELECT message_id, cosine FROM (
         SELECT r.message_id, 1 - vec_distance_cosine(r.vector, :vector) AS cosine

@@ -256,6 +256,24 @@ export function memoryIndexConformance(name: string, open: () => Promise<MemoryI
       });
     });
 
+    it('a search within one memory examines only that memory\'s rows, however many other memories hold', async () => {
+      const index = await open();
+      const small = (await index.add('small', Array.from({ length: 4 }, (_, i) => msg({ content: `green tea note ${i}`, vector: [1, 0, 0, i] })), opts())).messageIds;
+      for (let k = 0; k < 3; k++) {
+        await index.add(`big${k}`, Array.from({ length: 100 }, (_, i) => msg({ content: `green tea leaf ${i}`, vector: [1, 0, 0, i] })), opts());
+      }
+      const before = index.scans.examined;
+      const text = await index.fullText('green tea', { memoryIds: ['small'] }, 10);
+      const vec = await index.vectorSearch([1, 0, 0, 0], { memoryIds: ['small'] }, 10);
+      assert.deepEqual(new Set(text.map((h) => h.message_id)), new Set(small));
+      assert.deepEqual(new Set(vec.map((h) => h.message_id)), new Set(small));
+      const examined = index.scans.examined - before;
+      assert.ok(examined > 0 && examined <= 2 * small.length, `examined ${examined} rows for a memory of ${small.length} among 300 others`);
+      const wide = index.scans.examined;
+      await index.fullText('green tea', { memoryIds: ['small', 'big0', 'big1', 'big2'] }, 10);
+      assert.ok(index.scans.examined - wide >= 10, 'a search of every memory examines (and counts) more rows');
+    });
+
     it('search follows status and forget changes at once', async () => {
       const index = await open();
       const [id] = (await index.add('m1', [msg({ content: 'granite boulder' })], opts())).messageIds;

@@ -24,6 +24,21 @@ describe('SqliteMemoryIndex', () => {
     await index.ping();
   });
 
+  it('an index file whose memory_fts predates the memory scope is rebuilt at open, and its messages are found by memory', async () => {
+    const { db, index } = open();
+    const [tea] = (await index.add('m1', [msg({ content: 'green tea' })], opts())).messageIds;
+    await index.add('m2', [msg({ content: 'green tea too' })], opts());
+    // The table as index files before the scope column had it: the content alone.
+    db.exec(`DROP TABLE memory_fts;
+      CREATE VIRTUAL TABLE memory_fts USING fts5(content, tokenize = 'porter unicode61', content = '', contentless_delete = 1);
+      INSERT INTO memory_fts (rowid, content) SELECT message_id, content FROM memory_rows;`);
+    const reopened = new SqliteMemoryIndex(db);
+    const columns = (db.prepare('PRAGMA table_info(memory_fts)').all() as { name: string }[]).map((c) => c.name);
+    assert.deepEqual(columns, ['content', 'memory']);
+    assert.deepEqual((await reopened.fullText('tea', { memoryIds: ['m1'] }, 10)).map((h) => h.message_id), [tea]);
+    assert.equal((await reopened.fullText('tea', { memoryIds: ['m1', 'm2'] }, 10)).length, 2);
+  });
+
   it('close ends nothing of the connection it was given', async () => {
     const { db, index } = open();
     await index.close();
