@@ -14,10 +14,12 @@
  * Candidates are the best full-text and the nearest vector matches among searchable messages (enabled,
  * not forgotten, matching the filters). Those at or above similarity_threshold are ranked by similarity,
  * the best top_n are kept, and they are returned most recent first (valid_at descending), as RAGFlow
- * returns them. Every score is finite and within 0..1.
+ * returns them. Every score is finite and within 0..1. A scope (dates, message types: search-scope.ts)
+ * keeps only the candidates within it, still the best top_n of those.
  */
 import type { MemoryIndex, MemoryMessage, MemorySearchFilter } from '../index/memories/memory-index.js';
 import { isUsableVector, termScale, unitScore, vectorSimilarity } from '../retrieval/scoring.js';
+import { inScope, isScoped, type SearchScope } from './search-scope.js';
 
 export const SEARCH_DEFAULTS = { similarity_threshold: 0.2, keywords_similarity_weight: 0.7, top_n: 10 } as const;
 
@@ -30,6 +32,8 @@ export interface MemorySearchParams {
   similarity_threshold?: number;
   keywords_similarity_weight?: number;
   top_n?: number;
+  /** Dates and types to keep (checked on the ranked candidates; see search-scope.ts). */
+  scope?: SearchScope;
 }
 
 export interface MemorySearchDeps {
@@ -83,15 +87,30 @@ export async function searchMessages(params: MemorySearchParams, deps: MemorySea
     const vec = useVector ? vectorSimilarity(cosine) : 0;
     return { id, term, vec, similarity: useVector ? hybridSimilarity(term, vec, kw) : term };
   });
-  const best = scored
-    .filter((s) => s.similarity >= threshold)
-    .sort((a, b) => b.similarity - a.similarity || b.id - a.id)
-    .slice(0, topN);
-  const loaded = new Map((await deps.index.getMany(best.map((s) => s.id))).map((m) => [m.message_id, m]));
+  const ranked = scored.filter((s) => s.similarity >= threshold).sort((a, b) => b.similarity - a.similarity || b.id - a.id);
+  const best = await bestInScope(ranked, topN, deps.index, params.scope);
   return best
-    .flatMap((s) => {
-      const message = loaded.get(s.id);
-      return message ? [{ message, similarity: unitScore(s.similarity), term_similarity: unitScore(s.term), vector_similarity: unitScore(s.vec) }] : [];
-    })
+    .map(({ s, message }) => ({ message, similarity: unitScore(s.similarity), term_similarity: unitScore(s.term), vector_similarity: unitScore(s.vec) }))
     .sort((a, b) => b.message.valid_at - a.message.valid_at || b.similarity - a.similarity || b.message.message_id - a.message.message_id);
+}
+
+/**
+ * The best `topN` ranked candidates that exist and are in scope, loaded. Without a scope that is the first
+ * topN; with one, candidates are loaded a page at a time until topN are in scope or none are left, so a
+ * narrow scope costs more loads only when many better candidates fall outside it.
+ */
+async function bestInScope<T extends { id: number }>(ranked: T[], topN: number, index: MemoryIndex, scope: SearchScope | undefined) {
+  const scoped = isScoped(scope);
+  const page = scoped ? Math.max(topN * 4, 64) : topN;
+  const out: { s: T; message: MemoryMessage }[] = [];
+  for (let from = 0; from < ranked.length && out.length < topN; from += page) {
+    const slice = ranked.slice(from, from + page);
+    const loaded = new Map((await index.getMany(slice.map((s) => s.id))).map((m) => [m.message_id, m]));
+    for (const s of slice) {
+      const message = loaded.get(s.id);
+      if (message && (!scoped || inScope(message, scope)) && out.length < topN) out.push({ s, message });
+    }
+    if (!scoped) break;
+  }
+  return out;
 }

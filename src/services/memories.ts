@@ -26,6 +26,8 @@ import {
 import { assembleSystemPrompt, fixedPartProblem, rawContent } from '../memories/prompts.js';
 import { messageSize, MemoryFullError } from '../memories/size.js';
 import { searchMessages, SEARCH_DEFAULTS, type ScoredMessage } from '../memories/search.js';
+import { parseApiTime, searchScope } from '../memories/search-scope.js';
+import { isoDate, sourceTurns } from '../memories/source-turns.js';
 import { isUniqueViolation } from '../store/dialect.js';
 
 export interface CreateMemoryInput {
@@ -70,6 +72,11 @@ export interface TurnInput {
   user_id?: string;
   /** Optional identity of the turn (e.g. the agent run id): adding the same key to a memory twice stores it once. */
   turn_key?: string;
+  /**
+   * When the turn was said (Cairn extension): Unix seconds or ISO 8601; default now. Becomes the raw
+   * message's valid_at and the extraction's conversation time.
+   */
+  valid_at?: unknown;
 }
 
 /** The outcome of a turn for one memory: the raw message id, or why it was not added. */
@@ -91,6 +98,11 @@ export interface SearchInput {
   similarity_threshold?: number;
   keywords_similarity_weight?: number;
   top_n?: number;
+  /** Cairn extensions (src/memories/search-scope.ts, source-turns.ts). */
+  valid_since?: unknown;
+  valid_until?: unknown;
+  message_type?: string[] | string;
+  include_source?: boolean;
 }
 
 export interface RecentInput {
@@ -355,7 +367,7 @@ export class MemoryService {
   private async prepare(memories: MemoryRow[], turn: TurnInput) {
     const content = rawContent(turn.user_input, turn.agent_response);
     const vectors = new Map<string, number[]>();
-    const now = nowMs();
+    const now = turn.valid_at === undefined || turn.valid_at === null ? nowMs() : parseApiTime(turn.valid_at, 'valid_at');
     const out = [];
     for (const memory of memories) {
       const key = `${memory.tenant_id}\n${memory.embd_id}`;
@@ -453,7 +465,9 @@ export class MemoryService {
   /** search_message over memories the caller may manage; enabled, not-forgotten messages only. */
   async search(p: Principal, input: SearchInput) {
     const scored = await this.searchScored(p, input);
-    return scored.map(searchView);
+    if (!input.include_source) return scored.map(searchView);
+    const sources = await sourceTurns(this.index, scored.map((s) => s.message));
+    return scored.map((s) => ({ ...searchView(s), ...(s.message.message_type === 'raw' ? {} : { source: sources.get(s.message.message_id) ?? null }) }));
   }
 
   /** For the agent engine: search_message over the agent owner's memories. */
@@ -480,6 +494,7 @@ export class MemoryService {
         similarity_threshold: input.similarity_threshold ?? SEARCH_DEFAULTS.similarity_threshold,
         keywords_similarity_weight: input.keywords_similarity_weight ?? SEARCH_DEFAULTS.keywords_similarity_weight,
         top_n: input.top_n ?? SEARCH_DEFAULTS.top_n,
+        scope: searchScope({ valid_since: input.valid_since, valid_until: input.valid_until, message_type: splitList(input.message_type) }),
       },
       { index: this.index, embedQuery: async (text) => (await embedder.embed([text], 'query'))[0]! },
     );
@@ -599,6 +614,7 @@ function taskView(task: MemoryTaskRow | undefined) {
 function searchView(s: ScoredMessage) {
   return {
     ...messageFields(s.message),
+    valid_date: isoDate(s.message.valid_at),
     content: s.message.content,
     similarity: s.similarity,
     term_similarity: s.term_similarity,

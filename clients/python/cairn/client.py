@@ -257,30 +257,42 @@ class Client:
         self._call("DELETE", f"/memories/{memory_id}", json={})
 
     def add_message(self, memory_id: list[str], agent_id: str, session_id: str, user_input: str,
-                    agent_response: str, user_id: str = "") -> "MessagesAdded":
+                    agent_response: str, user_id: str = "", *, valid_at: int | float | str | None = None) -> "MessagesAdded":
         """Stores one conversation turn in each memory (searchable at once) and starts the extraction of
         each. Returns the confirmation text (``"All add to task."``), a ``str`` that also carries
         ``.results`` and ``.message_ids``. ``user_id`` is sent for compatibility; the service always
         records the caller's own user id. All or nothing: any memory that is missing, not the caller's,
-        or too small for the message raises and nothing is stored."""
+        or too small for the message raises and nothing is stored. ``valid_at`` (Cairn extension): when
+        the turn was said, Unix seconds or ISO 8601 (default now)."""
         body = {
             "memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id,
             "user_input": user_input, "agent_response": agent_response, "user_id": user_id,
         }
+        if valid_at is not None:
+            body["valid_at"] = valid_at
         res = self._call("POST", "/messages", json=body)
         text = res.get("message")
         return MessagesAdded(text if isinstance(text, str) else "All add to task.", res.get("data"))
 
     def search_message(self, query: str, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
                        user_id: str | None = None, similarity_threshold: float = 0.2,
-                       keywords_similarity_weight: float = 0.7, top_n: int = 10) -> list[dict]:
+                       keywords_similarity_weight: float = 0.7, top_n: int = 10, *,
+                       valid_since: int | float | str | None = None, valid_until: int | float | str | None = None,
+                       message_type: list[str] | str | None = None, include_source: bool = False) -> list[dict]:
         """Hybrid search over enabled, not forgotten messages: ``similarity = w * term_similarity +
         (1 - w) * vector_similarity`` with ``w = keywords_similarity_weight`` (0.5 weighs keywords and
-        meaning equally); the best ``top_n`` at or above ``similarity_threshold``, most recent first."""
+        meaning equally); the best ``top_n`` at or above ``similarity_threshold``, most recent first.
+        Each hit carries ``valid_date`` (ISO 8601). Cairn extensions: ``valid_since`` / ``valid_until``
+        (Unix seconds or ISO 8601, inclusive; a date alone is the whole day) keep one period,
+        ``message_type`` keeps those types, ``include_source`` adds to each extracted item the turn it
+        came from (``source``)."""
         params = {
             "query": query, "memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id,
             "user_id": user_id, "similarity_threshold": similarity_threshold,
             "keywords_similarity_weight": keywords_similarity_weight, "top_n": top_n,
+            "valid_since": valid_since, "valid_until": valid_until,
+            "message_type": ",".join(message_type) if isinstance(message_type, (list, tuple)) else message_type,
+            "include_source": True if include_source else None,
         }
         return self._call("GET", "/messages/search", params=params).get("data") or []
 

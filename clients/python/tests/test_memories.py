@@ -575,3 +575,30 @@ def test_team_memories_are_managed_by_members(account, rag, make_memory, new_acc
     with pytest.raises(CairnError) as err:
         Memory(member.client, {"id": private.id}).get_config()
     assert_error(err, 403)
+
+
+# ---------------------------------------------------------------------- dates, types and source turns (Cairn extensions)
+def test_session_time_date_range_types_and_source_turns(rag, make_memory, fake_llm):
+    m = make_memory(["raw", "semantic"])
+    word = unique("heron").replace("-", "")
+    old = add(rag, m, f"I saw a {word} by the canal", valid_at="2024-03-05T10:00:00Z")
+    answer = json.dumps({"semantic": [{"content": f"The user photographs {word}s.", "valid_at": None, "invalid_at": None}],
+                         "episodic": [], "procedural": []})
+    fake_llm.script(f"photographed the {word}", answer)
+    try:
+        new = add(rag, m, f"I photographed the {word} again", valid_at=1717200000)  # 2024-06-01
+        wait_task(m, new)
+    finally:
+        fake_llm.unscript(f"photographed the {word}")
+    hits = rag.search_message(word, [m.id], similarity_threshold=0)
+    by_id = {h["message_id"]: h for h in hits}
+    assert by_id[old]["valid_date"] == "2024-03-05T10:00:00.000Z"
+    assert by_id[new]["valid_at"] == 1717200000
+    march = rag.search_message(word, [m.id], similarity_threshold=0, valid_since="2024-03-01", valid_until="2024-03-31")
+    assert ids_of(march) == [old]
+    items = rag.search_message(word, [m.id], similarity_threshold=0, message_type=["semantic"], include_source=True)
+    assert [h["message_type"] for h in items] == ["semantic"]
+    assert items[0]["source"]["message_id"] == new and items[0]["source"]["valid_at"] == 1717200000
+    with pytest.raises(CairnError) as err:
+        rag.search_message(word, [m.id], valid_since="last spring")
+    assert err.value.code == 400 and "valid_since" in str(err.value)

@@ -74,6 +74,8 @@ const addMessageBody = {
     agent_response: text(LIMITS.longText),
     // Accepted for compatibility and ignored: the message's user is the authenticated caller.
     user_id: anyValue(LIMITS.name),
+    // Cairn extension: when the turn was said (Unix seconds or ISO 8601; default now), checked by the service.
+    valid_at: { type: ['number', 'string'], maxLength: 64 },
   },
 };
 
@@ -92,6 +94,11 @@ const searchQuery = {
     similarity_threshold: { ...unit, default: 0.2 },
     keywords_similarity_weight: { ...unit, default: 0.7 },
     top_n: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+    // Cairn extensions (docs/memories.md "Search: dates, types and source turns"); times checked by the service.
+    valid_since: text(64),
+    valid_until: text(64),
+    message_type: stringList,
+    include_source: { type: 'boolean', default: false },
   },
 };
 
@@ -141,7 +148,7 @@ export function memoryRoutes(memories: MemoryService): RouteSpec[] {
       handler: async ({ principal, body }) => {
         // body.user_id is ignored: the message's user is the authenticated caller.
         const results = await memories.addMessage(principal, {
-          memory_ids: body.memory_id, agent_id: body.agent_id, session_id: body.session_id, user_input: body.user_input, agent_response: body.agent_response,
+          memory_ids: body.memory_id, agent_id: body.agent_id, session_id: body.session_id, user_input: body.user_input, agent_response: body.agent_response, valid_at: body.valid_at,
         });
         return new Reply(results, { message: 'All add to task.' });
       },

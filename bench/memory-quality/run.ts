@@ -1,0 +1,210 @@
+/**
+ * Memory-quality benchmark: evidence recall of search_message on the set in set.json (generate.ts).
+ *
+ *   npx tsx bench/memory-quality/run.ts [--extractors perfect,builtin] [--builtin-conversations 1]
+ *                                       [--weights 0,0.3,0.5,0.7,1] [--top-n 10]
+ *
+ * Starts a real `cairn start` (its own data dir and Temporal dev server, embedded worker) and talks to it
+ * over HTTP only. Per conversation one memory; every turn is added with POST /messages carrying its
+ * session id and session time (valid_at), then the extraction workflows are waited for. Embeddings are the
+ * built-in model (bge-small) throughout. Extractors:
+ *   - perfect: a scripted fake chat model (test/fakes) that answers each extraction request with the set's
+ *     gold facts for that turn, as semantic items: retrieval measured apart from extraction;
+ *   - builtin: the built-in chat model (SmolLM2-135M, on the CPU; slow: only the first
+ *     `builtin-conversations` conversations).
+ * Each question is searched once per mode with top_n results (default 10), similarity_threshold 0:
+ *   - raw:   message_type=raw, the turns themselves;
+ *   - items: message_type=semantic,episodic,procedural, each item mapped to its source turn (source_id);
+ *   - both:  every message, items mapped to their turns.
+ * Results are ordered by similarity, mapped to turns (first occurrence kept), and recall@k is the share of
+ * a question's evidence turns among the first k turns, averaged per kind. Also: raw search at other
+ * keywords_similarity_weight values, and an experiment with query expansion (expand.ts).
+ */
+import { argument } from '../common.js';
+import { apiCall as call } from '../common.js';
+import { startBenchCairn, sleep, type BenchCairn } from '../cairn-server.js';
+import { lastUserMessage, startFakeOpenAI, type FakeMessage } from '../../test/fakes/index.js';
+import { BUILTIN_CHAT_MODEL_ID, BUILTIN_EMBEDDING_MODEL_ID } from '../../src/models/builtin/spec.js';
+import { MAX_MEMORY_SIZE } from '../../src/memories/types.js';
+import type { MemoryQualitySet, QuestionKind, SetConversation, SetQuestion } from './generate.js';
+import { expandedSearch } from './expand.js';
+import fs from 'node:fs';
+
+const KINDS: QuestionKind[] = ['single-hop', 'temporal', 'multi-hop', 'update'];
+const PERFECT_CHAT = 'perfect-extractor@perfect@OpenAI-API-Compatible';
+
+export interface Hit {
+  message_id: number;
+  message_type: string;
+  source_id: number;
+  similarity: number;
+  content: string;
+}
+
+interface Loaded {
+  conversation: SetConversation;
+  memoryId: string;
+  /** raw message id → turn id */
+  turnOf: Map<number, string>;
+}
+
+const set = JSON.parse(fs.readFileSync(new URL('./set.json', import.meta.url), 'utf8')) as MemoryQualitySet;
+const factsByUserText = new Map(set.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => [t.user, t.facts] as const))));
+
+/** The perfect extractor: the gold facts of the turn in the extraction request, as semantic items. */
+async function startPerfectExtractor() {
+  const isExtraction = (messages: FakeMessage[]) => (messages.find((m) => m.role === 'system')?.content ?? '').includes('## OUTPUT FORMAT');
+  return startFakeOpenAI({
+    answer: (messages) => {
+      if (!isExtraction(messages)) return { answer: 'ok' };
+      const said = /User Input: ([^\n]*)/.exec(lastUserMessage(messages))?.[1] ?? '';
+      const facts = factsByUserText.get(said) ?? [];
+      return { answer: JSON.stringify({ semantic: facts.map((content) => ({ content, valid_at: null, invalid_at: null })), episodic: [], procedural: [] }) };
+    },
+  });
+}
+
+async function loadConversation(cairn: BenchCairn, conversation: SetConversation, llmId: string, label: string): Promise<Loaded> {
+  const { api, key } = cairn;
+  const created = await call(`${api}/memories`, 'POST', { name: `${label}-${conversation.conversation_id}`, memory_type: ['raw', 'semantic', 'episodic'], embd_id: BUILTIN_EMBEDDING_MODEL_ID, llm_id: llmId }, key);
+  const memoryId = created.json.data.id as string;
+  await call(`${api}/memories/${memoryId}`, 'PUT', { memory_size: MAX_MEMORY_SIZE }, key);
+  const turnOf = new Map<number, string>();
+  for (const session of conversation.sessions) {
+    for (const turn of session.turns) {
+      const added = await call(`${api}/messages`, 'POST', {
+        memory_id: [memoryId], agent_id: 'assistant', session_id: session.session_id, user_input: turn.user, agent_response: turn.agent, valid_at: turn.valid_at,
+      }, key);
+      turnOf.set(added.json.data[0].message_id as number, turn.turn_id);
+    }
+  }
+  const started = Date.now();
+  for (;;) {
+    const list = (await call(`${api}/memories/${memoryId}?page_size=100`, 'GET', undefined, key)).json.data.messages.message_list as any[];
+    const raws = list.filter((m) => m.message_type === 'raw');
+    const ended = raws.filter((m) => m.task.progress === 1 || m.task.progress === -1);
+    if (ended.length === turnOf.size) {
+      const failed = ended.filter((m) => m.task.progress === -1).length;
+      const items = raws.reduce((n, m) => n + m.extract.length, 0);
+      console.log(`  ${label} ${conversation.conversation_id}: ${turnOf.size} turns extracted in ${((Date.now() - started) / 1000).toFixed(0)} s, ${items} items, ${failed} failed`);
+      break;
+    }
+    await sleep(1000);
+  }
+  return { conversation, memoryId, turnOf };
+}
+
+export async function search(cairn: BenchCairn, memoryId: string, query: string, params: Record<string, string | number>): Promise<Hit[]> {
+  const qs = new URLSearchParams({ query, memory_id: memoryId, similarity_threshold: '0', ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])) });
+  const hits = (await call(`${cairn.api}/messages/search?${qs}`, 'GET', undefined, cairn.key)).json.data as Hit[];
+  return hits.sort((a, b) => b.similarity - a.similarity);
+}
+
+/** The turns behind hits, best first, each once. */
+function turnsOf(hits: Hit[], turnOf: Map<number, string>): string[] {
+  const out: string[] = [];
+  for (const h of hits) {
+    const turn = turnOf.get(h.message_type === 'raw' ? h.message_id : h.source_id);
+    if (turn && !out.includes(turn)) out.push(turn);
+  }
+  return out;
+}
+
+type Recall = Map<QuestionKind | 'all', { at5: number; at10: number; n: number }>;
+
+function recallRow(results: { q: SetQuestion; turns: string[] }[]): Recall {
+  const table: Recall = new Map();
+  for (const { q, turns } of results) {
+    const share = (k: number) => q.evidence.filter((e) => turns.slice(0, k).includes(e)).length / q.evidence.length;
+    for (const key of [q.kind, 'all'] as const) {
+      const row = table.get(key) ?? { at5: 0, at10: 0, n: 0 };
+      row.at5 += share(5);
+      row.at10 += share(10);
+      row.n += 1;
+      table.set(key, row);
+    }
+  }
+  return table;
+}
+
+function printTable(title: string, rows: [string, Recall][]) {
+  console.log(`\n${title}`);
+  const cols = [...KINDS, 'all'] as const;
+  console.log(`| mode | ${cols.map((c) => `${c} @5 | ${c} @10`).join(' | ')} |`);
+  console.log(`|---|${cols.map(() => '---:|---:').join('|')}|`);
+  for (const [label, recall] of rows) {
+    const cell = (c: (typeof cols)[number]) => {
+      const r = recall.get(c);
+      return r ? `${(r.at5 / r.n).toFixed(2)} | ${(r.at10 / r.n).toFixed(2)}` : '– | –';
+    };
+    console.log(`| ${label} | ${cols.map(cell).join(' | ')} |`);
+  }
+  const n = rows[0]?.[1];
+  if (n) console.log(`(questions: ${[...cols].map((c) => `${c} ${n.get(c)?.n ?? 0}`).join(', ')})`);
+}
+
+const ITEM_TYPES = 'semantic,episodic,procedural';
+const MODES: [string, Record<string, string>][] = [['raw', { message_type: 'raw' }], ['items', { message_type: ITEM_TYPES }], ['both', {}]];
+
+async function evaluate(cairn: BenchCairn, loaded: Loaded[], params: Record<string, string | number>, mode: Record<string, string>) {
+  const results: { q: SetQuestion; turns: string[] }[] = [];
+  for (const l of loaded) {
+    for (const q of set.questions.filter((x) => x.conversation_id === l.conversation.conversation_id)) {
+      results.push({ q, turns: turnsOf(await search(cairn, l.memoryId, q.question, { ...params, ...mode }), l.turnOf) });
+    }
+  }
+  return recallRow(results);
+}
+
+async function main() {
+  const extractors = argument('extractors', 'perfect,builtin').split(',');
+  const builtinConversations = Number(argument('builtin-conversations', '1'));
+  const weights = argument('weights', '0,0.3,0.5,0.7,1').split(',').map(Number);
+  const topN = Number(argument('top-n', '10'));
+  const fake = await startPerfectExtractor();
+  const cairn = await startBenchCairn('memquality', { CAIRN_EMBEDDED_WORKER: 'true' });
+  try {
+    await call(`${cairn.api}/providers/OpenAI-API-Compatible/instances`, 'POST', {
+      instance_name: 'perfect', base_url: fake.baseUrl, api_key: 'sk-fake', model_info: [{ model_name: 'perfect-extractor', model_type: 'chat', max_tokens: 8192 }],
+    }, cairn.key);
+    console.log(`set: ${set.conversations.length} conversations, ${set.questions.length} questions (seed ${set.seed}); top_n ${topN}`);
+    if (extractors.includes('perfect')) {
+      const loaded: Loaded[] = [];
+      for (const c of set.conversations) loaded.push(await loadConversation(cairn, c, PERFECT_CHAT, 'perfect'));
+      const rows: [string, Recall][] = [];
+      for (const [label, mode] of MODES) rows.push([label, await evaluate(cairn, loaded, { top_n: topN }, mode)]);
+      printTable('Perfect extractor (scripted gold facts), bge-small embeddings, default weight 0.7: evidence recall', rows);
+      const sweep: [string, Recall][] = [];
+      for (const kw of weights) {
+        for (const [label, mode] of MODES.filter(([l]) => l !== 'items')) sweep.push([`${label}, kw ${kw}`, await evaluate(cairn, loaded, { top_n: topN, keywords_similarity_weight: kw }, mode)]);
+      }
+      printTable('keywords_similarity_weight sweep (perfect extractor memories)', sweep);
+      const expansion: [string, Recall][] = [];
+      for (const kw of [0.7, 0.5]) {
+        for (const [label, mode] of MODES.filter(([l]) => l !== 'items')) {
+          const results: { q: SetQuestion; turns: string[] }[] = [];
+          for (const l of loaded) {
+            for (const q of set.questions.filter((x) => x.conversation_id === l.conversation.conversation_id)) {
+              const hits = await expandedSearch((query, extra) => search(cairn, l.memoryId, query, { top_n: topN, keywords_similarity_weight: kw, ...mode, ...extra }), q.question, topN);
+              results.push({ q, turns: turnsOf(hits, l.turnOf) });
+            }
+          }
+          expansion.push([`${label}, kw ${kw}, expanded`, recallRow(results)]);
+        }
+      }
+      printTable('Query expansion experiment (expand.ts): second query from the first result', expansion);
+    }
+    if (extractors.includes('builtin')) {
+      const loaded: Loaded[] = [];
+      for (const c of set.conversations.slice(0, builtinConversations)) loaded.push(await loadConversation(cairn, c, BUILTIN_CHAT_MODEL_ID, 'builtin'));
+      const rows: [string, Recall][] = [];
+      for (const [label, mode] of MODES) rows.push([label, await evaluate(cairn, loaded, { top_n: topN }, mode)]);
+      printTable(`Built-in chat model (SmolLM2-135M) extraction, bge-small, weight 0.7, first ${loaded.length} conversation(s)`, rows);
+    }
+  } finally {
+    await cairn.stop();
+    await fake.close();
+  }
+}
+
+await main();
