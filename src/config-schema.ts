@@ -146,6 +146,10 @@ export const SETTINGS = [
   { name: 'CAIRN_PARSE_INFLATE_MAX_RATIO', default: '`200`', meaning: 'largest inflated/compressed ratio of a zip entry (past its first MB)', readBy: SERVER, workersOnly: true, parse: positiveNumber },
   { name: 'CAIRN_PARSE_IMAGE_MAX_MEGAPIXELS', default: '`64`', meaning: 'largest image (read from its header) that is decoded; also the limit for images inside PDFs', readBy: SERVER, workersOnly: true, parse: positiveNumber },
   { name: 'CAIRN_PARSE_MAX_DEPTH', default: '`256`', meaning: 'deepest nesting of JSON values and PDF arrays/dictionaries', readBy: SERVER, workersOnly: true, parse: integer(1) },
+  { name: 'CAIRN_PARSE_MAX_PAGES', default: '`10000`', meaning: 'most pages of a PDF, read from its page tree before any page is parsed; a PDF with more fails at once', readBy: SERVER, workersOnly: true, parse: integer(1) },
+  { name: 'CAIRN_PARSE_PAGE_TIMEOUT_SEC', default: '`120`', meaning: 'time one PDF page (or one image) may take to parse; a file with a slower page fails', readBy: SERVER, workersOnly: true, parse: positiveNumber },
+  { name: 'CAIRN_PARSE_CHECKPOINT_PAGES', default: '`100`', meaning: 'PDF pages per checkpoint: a parse that is retried (a restart, a killed parser) resumes after the last finished range', readBy: SERVER, workersOnly: true, parse: integer(1) },
+  { name: 'CAIRN_PARSE_WAITING_FILES', default: '`200`', meaning: 'files per worker process that may wait for a parser; among them each tenant takes its turn (round robin)', readBy: SERVER, workersOnly: true, parse: integer(1) },
   { name: 'CAIRN_ENRICH_CONCURRENCY', default: '`4`', meaning: 'chat-model calls one enrichment step makes at once (the keywords and questions of one document\'s chunks; see `docs/enrichment.md`)', readBy: SERVER, workersOnly: true, parse: integer(1, 256) },
 
   // Capacity of the API

@@ -104,6 +104,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         rootDir: config.rootDir,
         roles: config.workerRoles,
         parserProcesses: config.parsing.ceilings.processes,
+        parserWaitingFiles: config.parsing.ceilings.waitingFiles,
         activitiesOf: (role) => roleActivities(role, deps),
         onFatal: (err) => log.error({ err }, 'temporal worker stopped'),
       });

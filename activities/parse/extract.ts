@@ -8,6 +8,7 @@ import type { ChunkMethod } from '../../src/chunking/index.js';
 import { chunkFile, encodeChunks, type ChunkRequest, type EncodedChunks } from '../../src/chunking/chunk-file.js';
 import { keywordSettings, type KeywordSettings } from '../../src/enrichment/keywords.js';
 import { readJson, workPrefix, writeJson } from '../work-files.js';
+import { pageCheckpoints } from './page-checkpoints.js';
 import { BANDS, asFailure, keepAlive, throwIfCancelled, type RunGuard, type RunRef } from './run.js';
 
 /** A document split into chunks: the chunks' work file, their counts, and the enrichment asked for. */
@@ -30,22 +31,30 @@ function chunkRequest(doc: DocumentRow): ChunkRequest {
 /** Reads a document's file in a parser process, with progress in `band` (the extract band unless told). */
 export type FileParser = ReturnType<typeof fileParser>;
 
-export function fileParser({ blobs }: Pick<ActivityDeps, 'blobs'>, { report }: Pick<RunGuard, 'report'>) {
+export function fileParser({ blobs, parsers }: Pick<ActivityDeps, 'blobs' | 'parsers'>, { report }: Pick<RunGuard, 'report'>) {
   /**
    * `parse` run on the document's file (in a parser process), with progress reported in the extract band; an
    * empty file is a document with nothing in it (zero chunks, DONE), as in RAGFlow, not a corrupt one: `empty` answers it.
+   * The file is read only once its tenant's turn comes (round robin across tenants, docs/parsing-limits.md): until
+   * then the document stays "Queued for parsing". A long PDF's finished page ranges are stored as work files, so a
+   * retried attempt resumes after the last one.
    */
   return async function parseFile<T>(ref: RunRef, doc: DocumentRow, parse: (bytes: Uint8Array, options: ExtractOptions) => Promise<T>, empty: () => T, band: readonly [number, number] = BANDS.extract): Promise<T> {
     const [from, to] = band;
-    await report(ref, from, `Reading ${doc.name}`);
-    const bytes = await blobs.get(doc.location);
-    if (!bytes) throw ApplicationFailure.nonRetryable(`the file of ${doc.name} is missing from storage`, 'MissingFile');
     const ctx = Context.current();
     let last = 0;
     const stop = keepAlive();
+    let release: (() => void) | undefined;
     try {
+      release = await parsers.admit(doc.tenant_id, ctx.cancellationSignal);
+      await report(ref, from, `Reading ${doc.name}`);
+      const bytes = await blobs.get(doc.location);
+      if (!bytes) throw ApplicationFailure.nonRetryable(`the file of ${doc.name} is missing from storage`, 'MissingFile');
+      const checkpoints = await pageCheckpoints(blobs, workPrefix(doc.dataset_id, doc.id, ref.runSeq));
+      if (checkpoints.done.length > 0) await report(ref, from, `Resuming ${doc.name} after page ${Math.max(...checkpoints.done.map((r) => r.to))}`);
       const result = bytes.byteLength === 0 ? empty() : await parse(bytes, {
         signal: ctx.cancellationSignal,
+        checkpoints,
         onProgress: (fraction, message) => {
           heartbeat({ fraction });
           if (Date.now() - last > 500) {
@@ -54,11 +63,14 @@ export function fileParser({ blobs }: Pick<ActivityDeps, 'blobs'>, { report }: P
           }
         },
       });
+      // Nothing written after the run's work files are removed: the last ranges are stored before the step ends.
+      await checkpoints.flushed();
       throwIfCancelled();
       return result;
     } catch (err) {
       throw asFailure(err);
     } finally {
+      release?.();
       stop();
     }
   };
@@ -66,7 +78,7 @@ export function fileParser({ blobs }: Pick<ActivityDeps, 'blobs'>, { report }: P
 
 /** The first step: the file read in a parser process, extracted and split into chunks saved as a work file. */
 export function extractActivities({ blobs, parsers }: Pick<ActivityDeps, 'blobs' | 'parsers'>, { currentRun, report }: RunGuard) {
-  const parseFile = fileParser({ blobs }, { report });
+  const parseFile = fileParser({ blobs, parsers }, { report });
   /** The chunks go to a work file, as encoded, for the steps after; `config` is the document's parser_config. */
   async function saveChunks(ref: RunRef, doc: DocumentRow, { draftsJson, chunks, tokens }: EncodedChunks, config: ChunkRequest['config']): Promise<ChunkedRun> {
     const chunksKey = `${workPrefix(doc.dataset_id, doc.id, ref.runSeq)}/chunks.json`;

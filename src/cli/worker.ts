@@ -22,6 +22,7 @@ export async function runWorkerOnly(config: Config): Promise<WorkerOnly> {
     rootDir: config.rootDir,
     roles: config.workerRoles,
     parserProcesses: config.parsing.ceilings.processes,
+    parserWaitingFiles: config.parsing.ceilings.waitingFiles,
     activitiesOf: (role) => roleActivities(role, backends),
     onFatal: (err) => fail(err),
   }).catch(async (err: unknown) => {

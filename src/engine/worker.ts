@@ -121,6 +121,8 @@ export async function startWorkers(
     activitiesOf: (role: WorkerRole) => object;
     /** Parser processes per worker process (Config.parsing.ceilings.processes): sizes the extraction queue's slots. */
     parserProcesses: number;
+    /** Files that may wait for a parser on top of those being parsed (CAIRN_PARSE_WAITING_FILES). */
+    parserWaitingFiles: number;
   },
 ): Promise<RunningWorkers> {
   if (opts.roles.length === 0) throw new Error(`a worker needs at least one role (${WORKER_ROLES.join(', ')})`);
@@ -137,9 +139,13 @@ export async function startWorkers(
       const worker = await startWorker({ ...opts, ...ROLE_OPTIONS[role], taskQueue: queue, activities });
       started.push(worker);
       connections[role] = worker.connection;
-      // Extraction slots: a file for each parser process and one more being read or chunked meanwhile, so
-      // the parsers never wait for Temporal and no more files wait for them.
-      if (role === 'parse') started.push(await startWorker({ ...opts, taskQueue: extractTaskQueue(queue), activities, workflows: false, maxConcurrentActivities: opts.parserProcesses + 1 }));
+      // Extraction slots: a file for each parser process, and CAIRN_PARSE_WAITING_FILES more that wait for their
+      // tenant's turn (round robin, docs/parsing-limits.md "Fair parsing"). A waiting file holds no bytes and no
+      // parser, only a heartbeat; taking many from Temporal is what lets another tenant's file get ahead of them.
+      if (role === 'parse') {
+        const slots = opts.parserProcesses + opts.parserWaitingFiles;
+        started.push(await startWorker({ ...opts, taskQueue: extractTaskQueue(queue), activities, workflows: false, maxConcurrentActivities: slots }));
+      }
     }
   } catch (err) {
     await stopAll();

@@ -1,3 +1,4 @@
+import type { Checkpoints } from './checkpoint.js';
 import type { ParseLimits } from './limits.js';
 import type { ExtractedDocument, ProgressFn } from './types.js';
 
@@ -6,6 +7,8 @@ export interface ExtractOptions {
   signal?: AbortSignal;
   /** Size, decompression, nesting and pixel limits; by default DEFAULT_PARSE_LIMITS (the parser pool passes the configured ones). */
   limits?: ParseLimits;
+  /** Page ranges of a PDF finished by an earlier attempt, and where to store the ones this attempt finishes. */
+  checkpoints?: Checkpoints;
 }
 
 /** What every format module receives besides the bytes. */

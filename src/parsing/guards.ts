@@ -22,10 +22,22 @@ export function guardTextSize(kind: FormatKind, size: number, filename: string, 
   }
 }
 
+const megapixels = (n: number) => `${Math.round(n / 1e5) / 10} megapixels`;
+
+/**
+ * An image is decoded only when its header gives its size and that size is within the pixel limit. A header
+ * that gives no size (random bytes behind valid magic bytes) is refused at once: its decoded size cannot be
+ * checked, and such data has held an OCR decoder for minutes.
+ */
 function guardImage(bytes: Uint8Array, filename: string, limits: ParseLimits): void {
   const size = imageSize(bytes);
-  if (size && size.width * size.height > limits.imagePixels) {
-    const megapixels = (n: number) => `${Math.round(n / 1e5) / 10} megapixels`;
+  if (!size || size.width === 0 || size.height === 0) {
+    throw new ParseLimitError(
+      filename,
+      `was refused: its image header gives no size, so its decoded size cannot be checked against the limit of ${megapixels(limits.imagePixels)} (${LIMIT_VARIABLES.imagePixels})`,
+    );
+  }
+  if (size.width * size.height > limits.imagePixels) {
     throw new ParseLimitError(
       filename,
       `was refused: the image is ${size.width} × ${size.height} pixels (${megapixels(size.width * size.height)}), ` +

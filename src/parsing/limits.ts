@@ -17,6 +17,10 @@ export interface ParseLimits {
   imagePixels: number;
   /** Deepest nesting of JSON values and PDF arrays/dictionaries. */
   nestingDepth: number;
+  /** Most pages of a PDF, read from its page tree before any page is parsed. */
+  pages: number;
+  /** Pages of a PDF per checkpoint: each finished range's blocks are stored, and a retried parse resumes after the last one. */
+  checkpointPages: number;
 }
 
 /** The parser processes: how many, and the memory and time each file may take. */
@@ -26,6 +30,10 @@ export interface ParserCeilings {
   timeoutSec: number;
   /** An idle parser process exits after this many seconds, giving its memory back; the next file starts a fresh one. */
   idleSec: number;
+  /** Time one page of a PDF (or one image) may take; a process silent for longer on a page is killed. */
+  pageTimeoutSec: number;
+  /** Files per worker process that may wait for a parser (extraction task slots beyond the processes). */
+  waitingFiles: number;
 }
 
 const MB = 1024 * 1024;
@@ -42,6 +50,10 @@ export const LIMIT_VARIABLES = {
   inflateRatio: 'CAIRN_PARSE_INFLATE_MAX_RATIO',
   imagePixels: 'CAIRN_PARSE_IMAGE_MAX_MEGAPIXELS',
   nestingDepth: 'CAIRN_PARSE_MAX_DEPTH',
+  pages: 'CAIRN_PARSE_MAX_PAGES',
+  checkpointPages: 'CAIRN_PARSE_CHECKPOINT_PAGES',
+  pageTimeoutSec: 'CAIRN_PARSE_PAGE_TIMEOUT_SEC',
+  waitingFiles: 'CAIRN_PARSE_WAITING_FILES',
   memoryMb: 'CAIRN_PARSE_MEMORY_MB',
   timeoutSec: 'CAIRN_PARSE_TIMEOUT_SEC',
   processes: 'CAIRN_PARSE_PROCESSES',
@@ -56,6 +68,8 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   inflateRatio: 200,
   imagePixels: 64_000_000,
   nestingDepth: 256,
+  pages: 10_000,
+  checkpointPages: 100,
 };
 
 /** The limits CAIRN_PARSE_* set in `env` (read by loadConfig; each value by its declared parser). */
@@ -70,6 +84,8 @@ export function parseLimitsFrom(env: SettingsEnv): ParseLimits {
     inflateRatio: readSetting(env, v.inflateRatio) ?? d.inflateRatio,
     imagePixels: Math.round((readSetting(env, v.imagePixels) ?? d.imagePixels / 1e6) * 1e6),
     nestingDepth: readSetting(env, v.nestingDepth) ?? d.nestingDepth,
+    pages: readSetting(env, v.pages) ?? d.pages,
+    checkpointPages: readSetting(env, v.checkpointPages) ?? d.checkpointPages,
   };
 }
 
@@ -83,6 +99,8 @@ export function parserCeilingsFrom(env: SettingsEnv): ParserCeilings {
     memoryMb: readSetting(env, 'CAIRN_PARSE_MEMORY_MB') ?? 1024,
     timeoutSec: readSetting(env, 'CAIRN_PARSE_TIMEOUT_SEC') ?? 600,
     idleSec: readSetting(env, 'CAIRN_PARSE_IDLE_SEC') ?? 30,
+    pageTimeoutSec: readSetting(env, 'CAIRN_PARSE_PAGE_TIMEOUT_SEC') ?? 120,
+    waitingFiles: readSetting(env, 'CAIRN_PARSE_WAITING_FILES') ?? 200,
   };
 }
 

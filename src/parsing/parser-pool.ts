@@ -5,17 +5,22 @@ import { moduleProcessArgs } from '../threads.js';
 import { ParseLimitError } from './errors.js';
 import type { ChunkRequest, EncodedChunks } from '../chunking/chunk-file.js';
 import type { ExtractOptions } from './extractor.js';
+import type { PageRange } from './checkpoint.js';
+import { formatOf } from './formats.js';
 import { refuseBeforeParsing } from './guards.js';
 import { LIMIT_VARIABLES, type ParseLimits, type ParserCeilings } from './limits.js';
+import { resolveFormat } from './sniff.js';
+import { TenantTurns, type ReleaseTurn } from './tenant-turns.js';
 import type { ExtractedDocument } from './types.js';
 
-export interface ParserPoolOptions extends ParserCeilings {
+export interface ParserPoolOptions extends Omit<ParserCeilings, 'waitingFiles'> {
   limits: ParseLimits;
 }
 
 type Reply =
   | { type: 'ready' }
   | { id: number; type: 'progress'; fraction: number; message: string }
+  | { id: number; type: 'checkpoint'; range: PageRange }
   | { id: number; type: 'done'; result: ExtractedDocument | EncodedChunks }
   | { id: number; type: 'error'; name: string; message: string };
 
@@ -29,13 +34,15 @@ interface Job {
   reject(err: unknown): void;
 }
 
-type KillReason = 'cancel' | 'memory' | 'timeout' | 'retire' | 'stop' | 'startup' | 'broken';
+type KillReason = 'cancel' | 'memory' | 'timeout' | 'page' | 'retire' | 'stop' | 'startup' | 'broken';
 
 interface Child {
   process: ChildProcess;
   ready: boolean;
   job?: Job;
   timer?: NodeJS.Timeout;
+  /** Restarted with every progress message of a paged file (PDF, image): the time one page may take. */
+  pageTimer?: NodeJS.Timeout;
   idleTimer?: NodeJS.Timeout;
   killedFor?: KillReason;
   /** The last lines the process wrote to stderr: how a V8 heap overflow is recognised. */
@@ -88,15 +95,29 @@ const lastLine = (text: string): string =>
  * thread that runs out takes its whole process down (docs/parsing-limits.md).
  */
 /** What the parse activities need of the parser processes (the port ActivityDeps carries). */
-export type DocumentParsers = Pick<ParserPool, 'extract' | 'extractAndChunk'>;
+export type DocumentParsers = Pick<ParserPool, 'extract' | 'extractAndChunk' | 'admit'>;
+
+/** Formats whose progress comes page by page (an image is one page): the page time limit applies to them. */
+const PAGED_KINDS = new Set(['pdf', 'image']);
 
 export class ParserPool {
   private readonly children: Child[] = [];
   private readonly queue: Job[] = [];
   private nextId = 1;
   private watchdog?: NodeJS.Timeout;
+  private readonly turns: TenantTurns;
 
-  constructor(readonly options: ParserPoolOptions) {}
+  constructor(readonly options: ParserPoolOptions) {
+    this.turns = new TenantTurns(options.processes);
+  }
+
+  /**
+   * Waits for `tenant`'s turn at a parser process (round robin across tenants, docs/parsing-limits.md,
+   * "Fair parsing"); the caller reads the file only once admitted and gives the turn back when done.
+   */
+  admit(tenant: string, signal?: AbortSignal): Promise<ReleaseTurn> {
+    return this.turns.acquire(tenant, signal);
+  }
 
   extract(bytes: Uint8Array, filename: string, options: ExtractOptions = {}): Promise<ExtractedDocument> {
     return this.run(bytes, filename, undefined, options) as Promise<ExtractedDocument>;
@@ -155,8 +176,10 @@ export class ParserPool {
     const job = child.job!;
     child.stderr = '';
     child.timer = setTimeout(() => void this.kill(child, 'timeout'), this.options.timeoutSec * 1000);
+    this.restartPageTimer(child);
     try {
-      child.process.send({ type: 'job', id: job.id, bytes: job.bytes, filename: job.filename, chunking: job.chunking, limits: this.options.limits });
+      const resume = job.options.checkpoints?.done;
+      child.process.send({ type: 'job', id: job.id, bytes: job.bytes, filename: job.filename, chunking: job.chunking, limits: this.options.limits, ...(resume?.length ? { resume } : {}) });
     } catch (error) {
       // The channel closed under us: the child is dying, and its exit fails the job.
       child.stderr = `could not send the file: ${(error as Error).message}`;
@@ -195,7 +218,11 @@ export class ParserPool {
       }
       const job = child.job;
       if (!job || job.id !== msg.id) return;
-      if (msg.type === 'progress') return job.options.onProgress?.(msg.fraction, msg.message);
+      if (msg.type === 'progress') {
+        this.restartPageTimer(child);
+        return job.options.onProgress?.(msg.fraction, msg.message);
+      }
+      if (msg.type === 'checkpoint') return job.options.checkpoints?.save(msg.range);
       this.release(child);
       if (msg.type === 'done') job.resolve(msg.result);
       else job.reject(Object.assign(new Error(msg.message), { name: msg.name }));
@@ -206,6 +233,7 @@ export class ParserPool {
       gone = true;
       clearTimeout(startup);
       clearTimeout(child.timer);
+      clearTimeout(child.pageTimer);
       clearTimeout(child.idleTimer);
       this.remove(child);
       const job = child.job;
@@ -232,14 +260,31 @@ export class ParserPool {
     if (child.killedFor === 'timeout') {
       return new ParseLimitError(job.filename, `took longer than ${timeoutSec} s to parse (limit ${timeoutSec} s, ${LIMIT_VARIABLES.timeoutSec})`);
     }
+    if (child.killedFor === 'page') {
+      const { pageTimeoutSec } = this.options;
+      return new ParseLimitError(job.filename, `took longer than ${pageTimeoutSec} s on one page (limit ${pageTimeoutSec} s per page, ${LIMIT_VARIABLES.pageTimeoutSec})`);
+    }
     if (child.killedFor === 'stop') return new Error(`parsing of ${job.filename} was stopped: the parser pool is shutting down`);
     if (child.killedFor === 'startup') return new Error(`the parser process for ${job.filename} did not start within ${STARTUP_MS / 1000} s`);
     return new Error(`the parser process for ${job.filename} ended unexpectedly (${signal ?? `exit code ${code}`}): ${lastLine(child.stderr)}`);
   }
 
+  /**
+   * The page clock of a paged file (PDF, image) starts again: the parser reports each page as it starts it, so
+   * a process silent on one page for pageTimeoutSec is stuck on it (a hostile page, an undecodable picture).
+   */
+  private restartPageTimer(child: Child): void {
+    clearTimeout(child.pageTimer);
+    const job = child.job;
+    const declared = job && formatOf(job.filename);
+    if (!declared || !PAGED_KINDS.has(resolveFormat(declared, job.bytes))) return;
+    child.pageTimer = setTimeout(() => void this.kill(child, 'page'), this.options.pageTimeoutSec * 1000);
+  }
+
   /** Done with a file: the child takes the next one, unless its memory stayed high (then a fresh one will). */
   private release(child: Child): void {
     clearTimeout(child.timer);
+    clearTimeout(child.pageTimer);
     child.job = undefined;
     const rss = residentMb(child.process.pid);
     if (rss !== undefined && rss > this.options.memoryMb * RETIRE_FRACTION) void this.kill(child, 'retire');

@@ -1,4 +1,5 @@
 import type { ChunkRequest } from '../chunking/chunk-file.js';
+import type { PageRange } from './checkpoint.js';
 import type { ParseLimits } from './limits.js';
 
 // Under tsx, source maps are on, and Node then keeps a parsed map of every module tsx transformed:
@@ -19,13 +20,19 @@ interface Job {
   filename: string;
   chunking?: ChunkRequest;
   limits: ParseLimits;
+  /** Page ranges an earlier attempt finished (absent: none). */
+  resume?: PageRange[];
 }
 
 const send = (message: unknown): void => void process.send?.(message);
 
-process.on('message', async ({ id, bytes, filename, chunking, limits }: Job) => {
+process.on('message', async ({ id, bytes, filename, chunking, limits, resume }: Job) => {
   try {
-    const doc = await extract(bytes, filename, { limits, onProgress: (fraction, message) => send({ id, type: 'progress', fraction, message }) });
+    const doc = await extract(bytes, filename, {
+      limits,
+      onProgress: (fraction, message) => send({ id, type: 'progress', fraction, message }),
+      checkpoints: { done: resume ?? [], save: (range) => send({ id, type: 'checkpoint', range }) },
+    });
     if (!chunking) return send({ id, type: 'done', result: doc });
     send({ id, type: 'done', result: encodeChunks(chunkFile(doc, chunking, filename)) });
   } catch (err) {

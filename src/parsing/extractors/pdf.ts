@@ -2,9 +2,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem } from 'pdfjs-dist/types/src/display/api.js';
-import { OcrEngineError } from '../errors.js';
+import { rangeOf, type PageRange } from '../checkpoint.js';
+import { OcrEngineError, ParseLimitError } from '../errors.js';
 import type { Extractor } from '../extractor.js';
 import { loadPdfjs } from '../libraries.js';
+import { LIMIT_VARIABLES } from '../limits.js';
 import { recognize } from '../ocr.js';
 import { groupBlocks, groupLines, titleLevels, type Block, type TextRun } from '../pdf-layout.js';
 import { renderPage } from '../pdf-render.js';
@@ -82,12 +84,29 @@ export const extractPdf: Extractor = async (bytes, ctx) => {
     if (typeof info.Title === 'string' && info.Title.trim()) meta.title = info.Title.trim();
     if (typeof info.Author === 'string' && info.Author.trim()) meta.author = info.Author.trim();
 
+    // The page count comes from the page tree's root (/Count) before any page is read: a file listing
+    // 300,000 pages fails here in a second instead of holding a parser for the time ceiling.
     const pages = doc.numPages;
+    if (pages > ctx.limits.pages) {
+      throw new ParseLimitError(ctx.filename, `was refused: it has ${pages} pages, more than the limit of ${ctx.limits.pages} pages (${LIMIT_VARIABLES.pages})`);
+    }
     const ops = imageOps(pdfjs);
     const placed: { page: number; block: Block }[] = [];
     const unreadable: number[] = [];
     let firstError: unknown;
+    // Ranges an earlier attempt finished are taken as stored; the others are parsed and stored as each ends.
+    const size = ctx.limits.checkpointPages;
+    const finished = new Map((ctx.checkpoints?.done ?? []).map((r) => [r.from, r]));
+    let range: PageRange | undefined;
     for (let n = 1; n <= pages; n++) {
+      const stored = finished.get(n);
+      if (stored && stored.to === rangeOf(n, size, pages).to) {
+        placed.push(...stored.blocks);
+        unreadable.push(...stored.unreadable);
+        n = stored.to;
+        continue;
+      }
+      range ??= { ...rangeOf(n, size, pages), blocks: [], unreadable: [] };
       ctx.signal?.throwIfAborted();
       ctx.onProgress?.((n - 1) / pages, `Reading page ${n} of ${pages}`);
       let page: PDFPageProxy | undefined;
@@ -100,17 +119,24 @@ export const extractPdf: Extractor = async (bytes, ctx) => {
           const recognised = await ocrBlocks(page);
           if (recognised.length > 0) blocks = recognised;
         }
-        for (const block of blocks) placed.push({ page: n, block });
+        for (const block of blocks) range.blocks.push({ page: n, block });
       } catch (error) {
         if (ctx.signal?.aborted || error instanceof OcrEngineError) throw error;
         // One damaged page should not cost the whole document; it is listed in meta instead.
         firstError ??= error;
-        unreadable.push(n);
+        range.unreadable.push(n);
       } finally {
         page?.cleanup();
       }
+      if (n === range.to) {
+        placed.push(...range.blocks);
+        unreadable.push(...range.unreadable);
+        // A one-range document has nothing to resume: only longer ones are checkpointed.
+        if (pages > size) ctx.checkpoints?.save(range);
+        range = undefined;
+      }
     }
-    if (pages > 0 && unreadable.length === pages) throw firstError;
+    if (pages > 0 && unreadable.length === pages) throw firstError ?? new Error('no page could be read');
     if (unreadable.length > 0) meta.unreadable_pages = unreadable.join(',');
 
     const levels = titleLevels(placed.map((p) => p.block));

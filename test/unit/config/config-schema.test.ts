@@ -122,7 +122,7 @@ describe('configuration schema', () => {
     assert.equal(config.sandboxMemoryMb, 16);
     assert.equal(config.sandboxWarm, false);
     assert.deepEqual(config.admission.short, { ...config.admission.short, maxInFlight: 1, maxQueue: 0 });
-    assert.deepEqual({ ...config.parsing.ceilings }, { processes: 3, memoryMb: 1024, timeoutSec: 0.5, idleSec: 30 });
+    assert.deepEqual({ ...config.parsing.ceilings }, { processes: 3, memoryMb: 1024, timeoutSec: 0.5, idleSec: 30, pageTimeoutSec: 120, waitingFiles: 200 });
     assert.equal(config.parsing.limits.textBytes, 1.5 * 2 ** 20);
     assert.equal(config.enrichConcurrency, 7);
     assert.deepEqual(config.builtinModels, { embedThreads: 1, embedIdleSec: 2.5, embedModelDir: '/m', chatModelFile: '/c.gguf', chat: { contextSize: 2048, parallel: 3, maxQueue: 5, threads: 1 } });

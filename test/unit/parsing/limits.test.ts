@@ -84,7 +84,7 @@ describe('parsing limits', function () {
     assert.equal(limits.imagePixels, 1_500_000);
     assert.equal(limits.nestingDepth, 32);
     assert.equal(limits.zipEntries, DEFAULT_PARSE_LIMITS.zipEntries);
-    assert.deepEqual(parserCeilingsFrom({ CAIRN_PARSE_THREADS: '3', CAIRN_PARSE_MEMORY_MB: '512', CAIRN_PARSE_TIMEOUT_SEC: '30' }), { processes: 3, memoryMb: 512, timeoutSec: 30, idleSec: 30 });
+    assert.deepEqual(parserCeilingsFrom({ CAIRN_PARSE_THREADS: '3', CAIRN_PARSE_MEMORY_MB: '512', CAIRN_PARSE_TIMEOUT_SEC: '30' }), { processes: 3, memoryMb: 512, timeoutSec: 30, idleSec: 30, pageTimeoutSec: 120, waitingFiles: 200 });
     assert.equal(parserCeilingsFrom({ CAIRN_PARSE_THREADS: '3', CAIRN_PARSE_PROCESSES: '2' }).processes, 2);
     assert.throws(() => parseLimitsFrom({ CAIRN_PARSE_ZIP_MAX_ENTRIES: 'lots' }), /CAIRN_PARSE_ZIP_MAX_ENTRIES="lots": expected an integer at least 1/);
     assert.throws(() => parserCeilingsFrom({ CAIRN_PARSE_MEMORY_MB: '-1' }), /CAIRN_PARSE_MEMORY_MB="-1": expected an integer at least 1/);

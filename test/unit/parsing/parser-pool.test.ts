@@ -16,7 +16,7 @@ describe('extraction in parser processes', function () {
   this.timeout(120_000);
   const pools: ParserPool[] = [];
   const pool = (options: Partial<ConstructorParameters<typeof ParserPool>[0]> = {}): ParserPool => {
-    const p = new ParserPool({ processes: 2, memoryMb: 1024, timeoutSec: 60, idleSec: 60, limits: DEFAULT_PARSE_LIMITS, ...options });
+    const p = new ParserPool({ processes: 2, memoryMb: 1024, timeoutSec: 60, idleSec: 60, pageTimeoutSec: 60, limits: DEFAULT_PARSE_LIMITS, ...options });
     pools.push(p);
     return p;
   };
