@@ -219,6 +219,11 @@ export class ProviderService implements ModelCatalog {
     };
   }
 
+  /** The default chat model the tenant chose (PATCH /models/default), or undefined while it runs on the built-in one unasked. */
+  async chosenChatModel(tenantId: string): Promise<string | undefined> {
+    return (await this.store.providers.defaults(tenantId))?.chat_model ?? undefined;
+  }
+
   /** The tenant's default model of a type (chat: the built-in model unless set), resolved; throws 400 when none is set. */
   async resolveDefault(tenantId: string, type: ModelType): Promise<ResolvedModel> {
     const defaults = await this.getDefaults(tenantId);
