@@ -10,9 +10,9 @@ export const ADMIN_EMAIL = 'admin@cairn.local';
 export const ADMIN_KEY_FILE = 'admin-api-key';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
 
-/** A generated password: long enough to need no rules, short enough to type from a printout. */
-export function generatedPassword(): string {
-  return randomToken(12);
+/** A generated password: long enough to need no rules (16 characters, more if CAIRN_MIN_PASSWORD_LENGTH asks), short enough to type from a printout. */
+export function generatedPassword(minLength: number): string {
+  return randomToken(Math.ceil((Math.max(16, minLength) * 3) / 4)).slice(0, Math.max(16, minLength));
 }
 
 /** Writes a secret for the operator beside the database, readable by its owner only. */
@@ -36,7 +36,7 @@ export interface AdminCredentials {
  */
 export async function ensureAdmin(store: MetaStore, auth: AuthService, dataDir: string): Promise<AdminCredentials | undefined> {
   if ((await store.users.count()) > 0) return undefined;
-  const password = generatedPassword();
+  const password = generatedPassword(auth.minPasswordLength);
   let user;
   try {
     user = await auth.register({ email: ADMIN_EMAIL, nickname: 'admin', password }, true);

@@ -5,6 +5,7 @@ import { parseIndexLocation, type IndexLocation } from './index/location.js';
 import { assertValidSettings, configEnv, readSetting, type SettingsEnv } from './config-schema.js';
 import { WORKER_ROLES, type WorkerRole } from './engine/task-queues.js';
 import { parseLimitsFrom, parserCeilingsFrom, type ParseLimits, type ParserCeilings } from './parsing/limits.js';
+import { DEFAULT_PRIVATE_URL_ALLOWLIST } from './agents/io/ssrf.js';
 import { builtinModelSettingsFrom, type BuiltinModelSettings } from './models/builtin/settings.js';
 
 /** Runtime configuration, read from environment variables (declared in config-schema.ts) with defaults that run locally. */
@@ -40,9 +41,11 @@ export interface Config {
   jsonLimit: number;
   /** Largest single uploaded file, in bytes. */
   uploadLimit: number;
-  /** Agents' Invoke may reach private, loopback and link-local addresses (SSRF guard off). */
+  /** Shortest password accepted at sign-up and password changes (CAIRN_MIN_PASSWORD_LENGTH). */
+  minPasswordLength: number;
+  /** Every outbound URL (Invoke, MCP servers, model providers) may reach private, loopback and link-local addresses (SSRF guard off). */
   allowPrivateUrls: boolean;
-  /** Hosts (`name`, `*.suffix`) and address ranges (`10.0.0.0/8`) Invoke may reach although not public. */
+  /** Hosts (`name`, `*.suffix`) and address ranges (`10.0.0.0/8`), each optionally with `:port`, outbound URLs may reach although not public. */
   privateUrlAllowList: string[];
   /** CodeExec: seconds a script may run (a component's shorter `timeout` wins). */
   sandboxTimeoutSec: number;
@@ -118,8 +121,9 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     workerRoles: read('CAIRN_WORKER_QUEUES') ?? [...WORKER_ROLES],
     jsonLimit: read('CAIRN_JSON_LIMIT') ?? 1024 * 1024,
     uploadLimit: read('CAIRN_UPLOAD_LIMIT') ?? 100 * 1024 * 1024,
+    minPasswordLength: read('CAIRN_MIN_PASSWORD_LENGTH') ?? 8,
     allowPrivateUrls: read('CAIRN_ALLOW_PRIVATE_URLS') ?? false,
-    privateUrlAllowList: read('CAIRN_PRIVATE_URL_ALLOWLIST') ?? [],
+    privateUrlAllowList: read('CAIRN_PRIVATE_URL_ALLOWLIST') ?? [...DEFAULT_PRIVATE_URL_ALLOWLIST],
     sandboxTimeoutSec: read('CAIRN_SANDBOX_TIMEOUT') ?? 60,
     sandboxMemoryMb: read('CAIRN_SANDBOX_MEMORY_MB') ?? 256,
     sandboxWarm: read('CAIRN_SANDBOX_WARM') ?? true,

@@ -115,7 +115,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       log.info('API only: this process runs no Temporal worker (`cairn worker` processes run the workflows)');
     }
 
-    const auth = new AuthService(store, await resolveJwtSecret(config, store));
+    const auth = new AuthService(store, await resolveJwtSecret(config, store), { minPasswordLength: config.minPasswordLength });
     const services = buildApiServices(config, deps, workflows, log);
     const { providers, datasets, documents, chunks, retrieval, chats, sessions, conversations, searchApps, agents, agentSessions, memories, datasetIndexes } = services;
     // Event logs of finished runs are read within seconds; an hour is plenty for a slow reader.

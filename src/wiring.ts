@@ -13,7 +13,7 @@ import { ModelClients } from './services/model-clients.js';
 import { SqliteRunEvents } from './events/sqlite-run-events.js';
 import { PgRunEvents } from './events/pg-run-events.js';
 import type { RunEvents } from './events/types.js';
-import { checkUrl } from './agents/io/ssrf.js';
+import { outboundGuard } from './services/outbound-urls.js';
 import { SqliteMemoryIndex } from './index/memories/sqlite-memory-index.js';
 import { activityMemoryTasks } from './engine/memory-tasks.js';
 import { activityAgentRuns, activityAgentSchedules } from './engine/agent-schedules.js';
@@ -113,7 +113,8 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
   const urls = { allowPrivate: config.allowPrivateUrls, allowList: config.privateUrlAllowList };
   // Parser processes start with the first file, so a process that parses nothing starts none.
   const parsers = new ParserPool({ ...config.parsing.ceilings, limits: config.parsing.limits });
-  const models = new ModelClients(new ProviderService(store), config.caches.modelClients);
+  const outbound = outboundGuard(urls);
+  const models = new ModelClients(new ProviderService(store, outbound), config.caches.modelClients);
   const memoryTasks = activityMemoryTasks(config.taskQueue);
   return {
     store,
@@ -127,9 +128,7 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
     agentMemories: new MemoryService(store, memories, models, memoryTasks),
     agentRuns: activityAgentRuns(config.taskQueue),
     agentSchedules: activityAgentSchedules(config.taskQueue),
-    urlGuard: async (url) => {
-      await checkUrl(new URL(url), urls, 'MCP server');
-    },
+    urlGuard: (url) => outbound(url, 'MCP server'),
     agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb, keepWarm: config.sandboxWarm } },
     parsers,
     enrichConcurrency: config.enrichConcurrency,

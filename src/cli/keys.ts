@@ -10,8 +10,8 @@ export async function createKey(config: Config, email: string): Promise<string> 
   const db = await openDatabase(config.databaseUrl);
   try {
     const store = new MetaStore(db);
-    const auth = new AuthService(store, await resolveJwtSecret(config, store));
-    const user = (await store.users.byEmail(email)) ?? (await auth.register({ email, nickname: email.split('@')[0].replace(/[^\w .'-]/g, '_'), password: randomToken(24) }));
+    const auth = new AuthService(store, await resolveJwtSecret(config, store), { minPasswordLength: config.minPasswordLength });
+    const user = (await store.users.byEmail(email)) ?? (await auth.register({ email, nickname: email.split('@')[0].replace(/[^\w .'-]/g, '_'), password: randomToken(Math.max(24, config.minPasswordLength)) }));
     return (await auth.createApiKey(user.id, 'cli')).token;
   } finally {
     await db.close();

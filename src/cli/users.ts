@@ -32,8 +32,8 @@ export async function setPassword(config: Config, request: SetPasswordRequest): 
   const db = await openDatabase(config.databaseUrl);
   try {
     const store = new MetaStore(db);
-    const auth = new AuthService(store, await resolveJwtSecret(config, store));
-    const password = request.password ?? generatedPassword();
+    const auth = new AuthService(store, await resolveJwtSecret(config, store), { minPasswordLength: config.minPasswordLength });
+    const password = request.password ?? generatedPassword(auth.minPasswordLength);
     const user = await auth.setPassword(request.email, password);
     const lines = [`Password set for ${user.email}.`];
     if (request.resetAdmin) lines.push(`Written to ${writeSecretFile(config.dataDir, ADMIN_PASSWORD_FILE, password)} (mode 0600).`);

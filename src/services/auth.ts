@@ -3,8 +3,9 @@ import type { MetaStore } from '../store/index.js';
 import type { UserRow } from '../store/users.js';
 import { newId, randomToken } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
-import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
+import { ApiError, badRequest, forbidden, notFound, unauthorized } from '../errors.js';
 import { hashPassword, hashToken, verifyPassword } from './passwords.js';
+import { LoginThrottle } from './login-throttle.js';
 
 /** The authenticated caller. Its own tenant id equals its user id (as in RAGFlow). */
 export interface Principal {
@@ -24,12 +25,42 @@ const JWT_TTL = '7d';
 /** RAGFlow's share tokens are 32 characters. */
 const BETA_LENGTH = 32;
 const newBeta = () => randomToken(24).slice(0, BETA_LENGTH);
+/** One answer for an unknown e-mail and a wrong password: log-in does not tell which e-mails are registered. */
+export const LOGIN_REFUSED = 'Email and password do not match!';
+
+/** A log-in refused by the throttle (HTTP 429); the router sends `retryAfterSeconds` as Retry-After. */
+export class TooManyLoginAttempts extends ApiError {
+  constructor(readonly retryAfterSeconds: number) {
+    super(429, `Too many failed log-ins for this account or from this address: try again in ${retryAfterSeconds} s`);
+  }
+}
+
+export interface AuthOptions {
+  /** CAIRN_MIN_PASSWORD_LENGTH: the shortest password sign-up and password changes accept. */
+  minPasswordLength: number;
+  throttle?: LoginThrottle;
+}
 
 export class AuthService {
+  readonly minPasswordLength: number;
+  private readonly throttle: LoginThrottle;
+  /** Verified against when the e-mail is unknown, so both refusals take the time of one scrypt. */
+  private decoyHash: Promise<string> | undefined;
+
   constructor(
     private readonly store: MetaStore,
     private readonly jwtSecret: Uint8Array,
-  ) {}
+    options: AuthOptions,
+  ) {
+    this.minPasswordLength = options.minPasswordLength;
+    this.throttle = options.throttle ?? new LoginThrottle();
+  }
+
+  /** Refuses a password shorter than CAIRN_MIN_PASSWORD_LENGTH (log-in itself accepts any: older passwords keep working). */
+  private checkNewPassword(password: string): void {
+    if (password.length < 1) throw badRequest('Password cannot be empty.');
+    if (password.length < this.minPasswordLength) throw badRequest(`Password must be at least ${this.minPasswordLength} characters (CAIRN_MIN_PASSWORD_LENGTH).`);
+  }
 
   async register(input: { email: string; nickname: string; password: string }, isAdmin = false): Promise<UserRow> {
     const email = input.email.trim().toLowerCase();
@@ -38,7 +69,7 @@ export class AuthService {
     if (!nickname) throw badRequest('Nickname cannot be empty.');
     if (nickname.length > 100) throw badRequest('Nickname must be at most 100 characters.');
     if (!NICKNAME.test(nickname)) throw badRequest('Nickname contains invalid characters.');
-    if (input.password.length < 1) throw badRequest('Password cannot be empty.');
+    this.checkNewPassword(input.password);
     if (await this.store.users.byEmail(email)) throw badRequest(`Email: ${email} has already registered!`);
     const now = nowMs();
     const user: UserRow = {
@@ -56,18 +87,28 @@ export class AuthService {
 
   /** Sets the password of the user with this email (an operator's command: no old password asked). */
   async setPassword(email: string, password: string): Promise<UserRow> {
-    if (password.length < 1) throw badRequest('Password cannot be empty.');
+    this.checkNewPassword(password);
     const user = await this.store.users.byEmail(email.trim());
     if (!user) throw notFound(`Email: ${email} is not registered!`);
     await this.store.users.setPasswordHash(user.id, await hashPassword(password), nowMs());
     return user;
   }
 
-  /** Checks the password and returns a login token (JWT). */
-  async login(email: string, password: string): Promise<{ user: UserRow; token: string }> {
+  /**
+   * Checks the password and returns a login token (JWT). `address` is the client's, for the throttle
+   * (login-throttle.ts): while the account or the address is in back-off the answer is a 429 at once.
+   */
+  async login(email: string, password: string, address: string): Promise<{ user: UserRow; token: string }> {
+    const account = email.trim().toLowerCase();
+    const waitMs = this.throttle.waitMs(account, address);
+    if (waitMs > 0) throw new TooManyLoginAttempts(Math.ceil(waitMs / 1000));
     const user = await this.store.users.byEmail(email.trim());
-    if (!user) throw unauthorized(`Email: ${email} is not registered!`);
-    if (!(await verifyPassword(password, user.password_hash))) throw unauthorized('Email and password do not match!');
+    const ok = user ? await verifyPassword(password, user.password_hash) : await verifyPassword(password, await (this.decoyHash ??= hashPassword(randomToken(16))));
+    if (!user || !ok) {
+      this.throttle.failed(account, address);
+      throw unauthorized(LOGIN_REFUSED);
+    }
+    this.throttle.succeeded(account, address);
     return { user, token: await this.issueToken(user.id) };
   }
 

@@ -44,12 +44,15 @@ export class McpServerService {
     const name = input.name?.trim();
     if (!name) throw badRequest('`name` is required');
     if (await this.store.mcpServers.nameTaken(p.tenantId, name)) throw badRequest(`An MCP server named '${name}' already exists`);
+    const url = checkUrl(input.url);
+    // Refused at registration already, not only when an agent first connects (checked again then: DNS can change).
+    await this.guard(url);
     const now = nowMs();
     const row: McpServerRow = {
       id: newId(),
       tenant_id: p.tenantId,
       name,
-      url: checkUrl(input.url),
+      url,
       server_type: input.server_type ?? 'streamable-http',
       headers: JSON.stringify(input.headers ?? {}),
       description: input.description ?? '',
@@ -85,7 +88,10 @@ export class McpServerService {
       if (await this.store.mcpServers.nameTaken(p.tenantId, name, id)) throw badRequest(`An MCP server named '${name}' already exists`);
       patch.name = name;
     }
-    if (input.url !== undefined) patch.url = checkUrl(input.url);
+    if (input.url !== undefined) {
+      patch.url = checkUrl(input.url);
+      await this.guard(patch.url);
+    }
     if (input.server_type !== undefined) patch.server_type = input.server_type;
     if (input.headers !== undefined) patch.headers = JSON.stringify(input.headers);
     if (input.description !== undefined) patch.description = input.description;

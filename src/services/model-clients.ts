@@ -26,19 +26,21 @@ export class ModelClients {
   }
 
   async embedding(tenantId: string, modelId: string): Promise<EmbeddingModel> {
-    return this.client(await this.providers.resolve(tenantId, modelId, 'embedding')) as EmbeddingModel;
+    return (await this.client(tenantId, await this.providers.resolve(tenantId, modelId, 'embedding'))) as EmbeddingModel;
   }
 
   async chat(tenantId: string, modelId?: string | null): Promise<ChatModel> {
     const resolved = modelId ? await this.providers.resolve(tenantId, modelId, 'chat') : await this.providers.resolveDefault(tenantId, 'chat');
-    return this.client(resolved) as ChatModel;
+    return (await this.client(tenantId, resolved)) as ChatModel;
   }
 
   async rerank(tenantId: string, modelId: string): Promise<RerankModel> {
-    return this.client(await this.providers.resolve(tenantId, modelId, 'rerank')) as RerankModel;
+    return (await this.client(tenantId, await this.providers.resolve(tenantId, modelId, 'rerank'))) as RerankModel;
   }
 
-  private client(m: ResolvedModel) {
+  /** The client of a resolved model, its base URL checked against the outbound-address policy first (every time: DNS can change). */
+  private async client(tenantId: string, m: ResolvedModel) {
+    await this.providers.checkCallUrl(tenantId, m);
     const key = JSON.stringify([m.factory, m.model_name, m.model_type, m.base_url, m.api_key]);
     let c = this.cache.get(key);
     if (c) {

@@ -10,6 +10,7 @@ import { BUILTIN_EMBEDDING_SPECS, BUILTIN_FACTORY, builtinChatSpecFor, builtinSp
 import { promptBudget } from '../models/builtin/chat-protocol.js';
 import { builtinModelSettings } from '../models/builtin/settings.js';
 import type { Principal } from './auth.js';
+import type { OutboundGuard } from './outbound-urls.js';
 
 export type ModelType = 'chat' | 'embedding' | 'rerank';
 export const MODEL_TYPES: ModelType[] = ['chat', 'embedding', 'rerank'];
@@ -44,7 +45,11 @@ const DEFAULT_KIND: Record<ModelType, DefaultKind> = { chat: 'chat_model', embed
 
 /** Model providers, their instances and models, and per-tenant default models. */
 export class ProviderService implements ModelCatalog {
-  constructor(private readonly store: MetaStore) {}
+  constructor(
+    private readonly store: MetaStore,
+    /** The outbound-address policy (outbound-urls.ts): base URLs are checked at registration and at every call. */
+    private readonly guard: OutboundGuard,
+  ) {}
 
   listFactories() {
     return listFactories().map((f) => ({ name: f.name, model_types: f.types, base_url_required: !f.defaultBaseUrl && f.name !== BUILTIN_FACTORY, default_base_url: f.defaultBaseUrl ?? null }));
@@ -59,6 +64,7 @@ export class ProviderService implements ModelCatalog {
     const baseUrl = normaliseBaseUrl(input.base_url ?? '');
     if (!f.defaultBaseUrl && !baseUrl) throw badRequest(`\`base_url\` is required for provider ${factory}`);
     if (await this.store.providers.instance(p.tenantId, factory, name)) throw badRequest(`Instance '${name}' of provider ${factory} already exists`);
+    if (baseUrl) await this.checkBaseUrl(factory, baseUrl, p.isAdmin);
     const now = nowMs();
     const row: InstanceRow = { id: newId(), tenant_id: p.tenantId, factory, instance_name: name, api_key: input.api_key ?? '', base_url: baseUrl, create_time: now, update_time: now };
     await this.store.providers.insertInstance(row, modelRows(row.id, input.model_info ?? [], now));
@@ -81,6 +87,7 @@ export class ProviderService implements ModelCatalog {
     const patch: Partial<InstanceRow> = { update_time: now };
     if (input.api_key !== undefined) patch.api_key = input.api_key;
     if (input.base_url !== undefined) patch.base_url = normaliseBaseUrl(input.base_url);
+    if (patch.base_url) await this.checkBaseUrl(row.factory, patch.base_url, p.isAdmin);
     // Everything is checked before anything is written, and written in one transaction: a refused update changes nothing.
     await this.store.providers.updateInstance(row.id, patch, modelRows(row.id, input.model_info ?? [], now));
     return this.getInstance(p, factory, name);
@@ -106,8 +113,10 @@ export class ProviderService implements ModelCatalog {
    * Checks that the provider answers and knows the model (Ollama: the model is pulled). Nothing is stored.
    * A wrong base URL fails fast with the provider's connection-refused error.
    */
-  async checkConnection(factory: string, input: { base_url?: string; api_key?: string; model_name: string; model_type: ModelType }) {
+  async checkConnection(p: Principal, factory: string, input: { base_url?: string; api_key?: string; model_name: string; model_type: ModelType }) {
     const f = requireFactory(factory);
+    const baseUrl = normaliseBaseUrl(input.base_url ?? '');
+    if (baseUrl) await this.checkBaseUrl(f.name, baseUrl, p.isAdmin);
     const client = createModel({ factory: f.name, model_name: input.model_name, model_type: input.model_type, base_url: input.base_url, api_key: input.api_key });
     // The base URL and model here are the caller's input: a failure is a bad request, named by the provider.
     await client.verify?.().catch((err: Error) => {
@@ -210,6 +219,11 @@ export class ProviderService implements ModelCatalog {
     };
   }
 
+  /** The default chat model the tenant chose (PATCH /models/default), or undefined while it runs on the built-in one unasked. */
+  async chosenChatModel(tenantId: string): Promise<string | undefined> {
+    return (await this.store.providers.defaults(tenantId))?.chat_model ?? undefined;
+  }
+
   /** The tenant's default model of a type (chat: the built-in model unless set), resolved; throws 400 when none is set. */
   async resolveDefault(tenantId: string, type: ModelType): Promise<ResolvedModel> {
     const defaults = await this.getDefaults(tenantId);
@@ -228,6 +242,22 @@ export class ProviderService implements ModelCatalog {
     });
     // Keep the caller's spelling when it names the same model (2-part ids stay 2-part).
     return resolved.id === modelId || `${resolved.model_name}@${resolved.factory}` === modelId ? modelId : resolved.id;
+  }
+
+  /**
+   * Checks a resolved model's base URL against the outbound-address policy before a call: the name is
+   * resolved again each time, since what it points to can change after registration. Instances of the
+   * installation admin's own workspace are trusted, as at registration.
+   */
+  async checkCallUrl(tenantId: string, model: ResolvedModel): Promise<void> {
+    if (!model.base_url) return;
+    const owner = await this.store.users.byId(tenantId);
+    await this.checkBaseUrl(model.factory, model.base_url, owner?.is_admin === 1);
+  }
+
+  /** A base URL the caller gave (the built-in default ones are not checked): the installation's admin may name local servers. */
+  private checkBaseUrl(factory: string, baseUrl: string, isAdmin: boolean): Promise<void> {
+    return this.guard(baseUrl, `Model provider ${factory} base URL`, { trusted: isAdmin });
   }
 
   private async requireInstance(p: Principal, factory: string, name: string): Promise<InstanceRow> {

@@ -203,6 +203,11 @@ export class RetrievalService {
    */
   async relatedQuestions(p: Principal, question: string, app?: { chatModel?: string; llmSetting?: { temperature?: number; top_p?: number } }): Promise<string[]> {
     if (!question.trim()) throw badRequest('`question` is required');
+    // Suggestions are an extra a search page asks for on every query: never worth 20 s of the built-in
+    // model on the CPU that the user did not choose (docs/input-limits.md, "Built-in model fallback").
+    if (!app?.chatModel && !(await this.models.providers.chosenChatModel(p.tenantId))) {
+      throw badRequest('Related questions need a chat model: no default chat model is set (set one with PATCH /api/v1/models/default, or give the search app a chat model); the built-in model is not used for them');
+    }
     const chat = await this.models.chat(p.tenantId, app?.chatModel);
     const answer = await chat.complete(
       [

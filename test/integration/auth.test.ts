@@ -26,10 +26,10 @@ describe('authentication and tenancy', () => {
   it('logs in with email and password and returns a token in the Authorization header', async () => {
     const h = await harness();
     const email = `login-${Date.now()}@example.com`;
-    assert.equal((await anon.post('/users', { email, nickname: 'login', password: 'pw-123' })).status, 200);
+    assert.equal((await anon.post('/users', { email, nickname: 'login', password: 'pw-123456' })).status, 200);
     const wrong = await anon.post('/auth/login', { email, password: 'nope' });
     assert.equal(wrong.status, 401);
-    const res = await anon.post('/auth/login', { email, password: 'pw-123' });
+    const res = await anon.post('/auth/login', { email, password: 'pw-123456' });
     assert.equal(res.status, 200);
     const token = res.headers.get('authorization')!;
     assert.ok(token);
@@ -39,9 +39,9 @@ describe('authentication and tenancy', () => {
 
   it('rejects a duplicate registration and an invalid email', async () => {
     const email = `dup-${Date.now()}@example.com`;
-    await anon.post('/users', { email, nickname: 'dup', password: 'pw' });
-    assert.equal((await anon.post('/users', { email, nickname: 'dup', password: 'pw' })).status, 400);
-    assert.equal((await anon.post('/users', { email: 'not-an-email', nickname: 'x', password: 'pw' })).status, 400);
+    assert.equal((await anon.post('/users', { email, nickname: 'dup', password: 'pw-123456' })).status, 200);
+    assert.equal((await anon.post('/users', { email, nickname: 'dup', password: 'pw-123456' })).status, 400);
+    assert.equal((await anon.post('/users', { email: 'not-an-email', nickname: 'x', password: 'pw-123456' })).status, 400);
   });
 
   it('lists API keys without revealing them, and a revoked key stops working', async () => {

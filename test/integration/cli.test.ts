@@ -87,9 +87,12 @@ describe('the cairn command', () => {
     assert.equal((await login(h.url, 'admin@cairn.local', before)).status, 401);
   });
 
-  it('`cairn users set-password` names an unknown e-mail and an empty password, and changes nothing', async () => {
+  it('`cairn users set-password` names an unknown e-mail, an empty password and one shorter than CAIRN_MIN_PASSWORD_LENGTH, and changes nothing', async () => {
     const h = await harness();
-    const unknown = await cairn(h, ['users', 'set-password', 'nobody@example.com'], 'x');
+    const short = await cairn(h, ['users', 'set-password', 'admin@cairn.local'], 'short7!\n');
+    assert.equal(short.code, 1, short.stderr);
+    assert.match(short.stderr, /Password must be at least 8 characters \(CAIRN_MIN_PASSWORD_LENGTH\)/);
+    const unknown = await cairn(h, ['users', 'set-password', 'nobody@example.com'], 'a long enough secret');
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /nobody@example\.com is not registered/);
     const empty = await cairn(h, ['users', 'set-password', 'admin@cairn.local'], '\n');

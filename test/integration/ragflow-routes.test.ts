@@ -166,6 +166,15 @@ describe('RAGFlow routes a client hits (issue 15 item 3)', () => {
       assert.ok(fakes.openai.requests.some((r) => r.path === '/v1/chat/completions' && r.body.model === 'fake-chat'));
     });
 
+    it('refuses at once, naming the setting, for a user with no default chat model, instead of running the built-in model', async () => {
+      const user = (await newUser('no-model')).api;
+      const started = Date.now();
+      const res = await user.post('/searchbots/related_questions', { question: 'cairns' });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.match(res.body.message, /Related questions need a chat model: no default chat model is set \(set one with PATCH \/api\/v1\/models\/default/);
+      assert.ok(Date.now() - started < 2000, 'answered without generating');
+    });
+
     it('answers 400 when question is missing', async () => {
       const res = await api.post('/searchbots/related_questions', {});
       assert.equal(res.status, 400);

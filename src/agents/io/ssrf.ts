@@ -2,7 +2,8 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 
 /**
- * SSRF guard for requests a canvas makes (Invoke): a URL's host is resolved first and refused when any
+ * SSRF guard for every URL Cairn calls on a user's word (Invoke, MCP servers, model provider base URLs:
+ * see services/outbound-urls.ts for the one policy they share): a URL's host is resolved first and refused when any
  * of its addresses is not a public one (private, loopback, link-local, CGNAT, unspecified, multicast,
  * reserved, documentation ranges, and the IPv6 forms that embed such an IPv4 address), unless the
  * operator allows it. The request then connects to exactly the address that was checked (DNS pinning),
@@ -14,7 +15,8 @@ export interface UrlPolicy {
   allowPrivate: boolean;
   /**
    * CAIRN_PRIVATE_URL_ALLOWLIST: hosts (`intranet.local`, `*.corp.example`) or address ranges
-   * (`10.1.2.3`, `10.0.0.0/8`, `fd00::/8`) that may be non-public.
+   * (`10.1.2.3`, `10.0.0.0/8`, `fd00::/8`) that may be non-public, each optionally with a port
+   * (`127.0.0.1:11434`, `[::1]:11434`) that then is the only one allowed.
    */
   allowList?: string[];
   /** Name resolution, replaceable in tests; default the system resolver (all addresses). */
@@ -127,12 +129,39 @@ export function nonPublicKind(address: string): string | undefined {
   return RANGES.find((r) => inRange(value, family, r))?.label;
 }
 
-function allowedByList(host: string, address: string, allowList: string[]): boolean {
+/** The loopback servers the spec runs beside Cairn on one machine: Ollama (11434) and Xinference (9997). */
+export const DEFAULT_PRIVATE_URL_ALLOWLIST = ['127.0.0.1:11434', '[::1]:11434', '127.0.0.1:9997', '[::1]:9997'];
+
+/**
+ * An allowlist entry split into what it names and an optional port: `10.0.0.0/8`, `host:8080`,
+ * `127.0.0.1:11434`, `[::1]:11434`. An IPv6 entry takes a port only in brackets (`fd00::1` has none).
+ */
+function splitEntry(entry: string): { target: string; port?: number } {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+  if (bracketed) return { target: bracketed[1]!, port: bracketed[2] === undefined ? undefined : Number(bracketed[2]) };
+  const withPort = /^([^:]+):(\d+)$/.exec(entry);
+  if (withPort) return { target: withPort[1]!, port: Number(withPort[2]) };
+  return { target: entry };
+}
+
+/** The allowlist entry that would let exactly this address and port through. */
+function entryFor(a: ResolvedAddress, port: number): string {
+  return a.family === 6 ? `[${a.address}]:${port}` : `${a.address}:${port}`;
+}
+
+/** The port a URL connects to (its default when it names none). */
+function portOf(url: URL): number {
+  if (url.port) return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
+}
+
+function allowedByList(host: string, port: number, address: string, allowList: string[]): boolean {
   const family = isIP(address) as 4 | 6;
   const value = family ? toBigInt(address, family) : undefined;
   for (const raw of allowList) {
-    const entry = raw.trim().toLowerCase();
+    const { target: entry, port: entryPort } = splitEntry(raw.trim().toLowerCase());
     if (!entry) continue;
+    if (entryPort !== undefined && entryPort !== port) continue;
     if (isIP(entry.split('/')[0]!)) {
       try {
         const r = parseCidr(entry);
@@ -178,10 +207,10 @@ export async function checkUrl(url: URL, policy: UrlPolicy, component = 'Invoke'
   if (!policy.allowPrivate) {
     for (const a of addresses) {
       const kind = nonPublicKind(a.address);
-      if (!kind || allowedByList(host, a.address, policy.allowList ?? [])) continue;
+      if (!kind || allowedByList(host, portOf(url), a.address, policy.allowList ?? [])) continue;
       const what = literal ? a.address : `${host} resolves to ${a.address}, which`;
       throw new SsrfError(
-        `${component}: ${what} is ${kind} address; set CAIRN_ALLOW_PRIVATE_URLS=true (or list it in CAIRN_PRIVATE_URL_ALLOWLIST) to allow it`,
+        `${component}: ${what} is ${kind} address; set CAIRN_ALLOW_PRIVATE_URLS=true (or list it in CAIRN_PRIVATE_URL_ALLOWLIST, e.g. ${entryFor(a, portOf(url))}) to allow it`,
       );
     }
   }

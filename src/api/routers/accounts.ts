@@ -1,5 +1,5 @@
 import { route, type RouteSpec } from '../routes.js';
-import { userView, type AuthService } from '../../services/auth.js';
+import { TooManyLoginAttempts, userView, type AuthService } from '../../services/auth.js';
 import { toHttpDate, toSeconds } from '../../time.js';
 import { LIMITS, text } from '../schemas.js';
 import { ERROR_REF } from '../openapi.js';
@@ -34,9 +34,15 @@ export function accountRoutes(auth: AuthService): RouteSpec[] {
     }),
     route({
       method: 'post', path: '/auth/login', tag: 'accounts', summary: 'Log in; the token is in the Authorization response header', public: true, body: loginBody,
-      responses: { '401': { description: 'Wrong email or password', content: { 'application/json': ERROR_REF } } },
-      handler: async ({ body, res }) => {
-        const { user, token } = await auth.login(body.email, body.password);
+      responses: {
+        '401': { description: 'Wrong email or password (one message for both)', content: { 'application/json': ERROR_REF } },
+        '429': { description: 'Too many failed log-ins for the account or from the address: retry after the Retry-After header\'s seconds', content: { 'application/json': ERROR_REF } },
+      },
+      handler: async ({ body, req, res }) => {
+        const { user, token } = await auth.login(body.email, body.password, req.ip ?? req.socket.remoteAddress ?? '').catch((err: unknown) => {
+          if (err instanceof TooManyLoginAttempts) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+          throw err;
+        });
         res.setHeader('Authorization', token);
         res.setHeader('Access-Control-Expose-Headers', 'Authorization');
         return { ...userView(user), access_token: token };

@@ -96,7 +96,7 @@ export function providerRoutes(providers: ProviderService): RouteSpec[] {
     }),
     route({
       method: 'post', path: '/providers/:provider/connection', tag: 'models', summary: 'Check that a provider answers and has the model', body: connectionBody,
-      handler: ({ params, body }) => providers.checkConnection(params.provider, body),
+      handler: ({ principal, params, body }) => providers.checkConnection(principal, params.provider, body),
     }),
     route({
       method: 'get', path: '/models', tag: 'models', summary: 'Models the tenant can select', query: { type: 'object', properties: { type: { enum: MODEL_TYPES } } },

@@ -79,7 +79,7 @@ describe('agents: Invoke and its SSRF guard', () => {
     it('refuses a loopback address by default, naming the address and the setting', async () => {
       await assert.rejects(runInvoke({ url: `${base}/echo` }, never, guarded), {
         name: 'InvokeError',
-        message: 'Invoke: 127.0.0.1 is a loopback address; set CAIRN_ALLOW_PRIVATE_URLS=true (or list it in CAIRN_PRIVATE_URL_ALLOWLIST) to allow it',
+        message: 'Invoke: 127.0.0.1 is a loopback address; set CAIRN_ALLOW_PRIVATE_URLS=true (or list it in CAIRN_PRIVATE_URL_ALLOWLIST, e.g. 127.0.0.1:' + new URL(base).port + ') to allow it',
       });
       assert.equal(seen.length, 0, 'nothing reached the server');
     });
@@ -89,9 +89,9 @@ describe('agents: Invoke and its SSRF guard', () => {
       assert.equal(JSON.parse(String(out.result)).method, 'GET');
     });
 
-    it('reads CAIRN_ALLOW_PRIVATE_URLS and CAIRN_PRIVATE_URL_ALLOWLIST from the environment (off by default)', () => {
+    it('reads CAIRN_ALLOW_PRIVATE_URLS and CAIRN_PRIVATE_URL_ALLOWLIST from the environment (off by default; the allowlist holds the local Ollama and Xinference ports)', () => {
       assert.equal(loadConfig({}).allowPrivateUrls, false);
-      assert.deepEqual(loadConfig({}).privateUrlAllowList, []);
+      assert.deepEqual(loadConfig({}).privateUrlAllowList, ['127.0.0.1:11434', '[::1]:11434', '127.0.0.1:9997', '[::1]:9997']);
       assert.equal(loadConfig({ CAIRN_ALLOW_PRIVATE_URLS: 'true' }).allowPrivateUrls, true);
       assert.deepEqual(loadConfig({ CAIRN_PRIVATE_URL_ALLOWLIST: '10.0.0.0/8, intranet.local' }).privateUrlAllowList, ['10.0.0.0/8', 'intranet.local']);
     });
@@ -129,6 +129,19 @@ describe('agents: Invoke and its SSRF guard', () => {
       const resolve = async () => [{ address: '10.0.0.7', family: 4 as const }];
       await assert.doesNotReject(checkUrl(new URL('http://api.corp.example/'), { allowPrivate: false, allowList: ['*.corp.example'], resolve }));
       await assert.rejects(checkUrl(new URL('http://api.other.example/'), { allowPrivate: false, allowList: ['*.corp.example'], resolve }), /private address/);
+    });
+
+    it('an allowlist entry with a port allows that port only (127.0.0.1:11434, [::1]:11434)', async () => {
+      const policy = { allowPrivate: false, allowList: ['127.0.0.1:11434', '[::1]:11434', '10.0.0.0/8:8080'] };
+      await assert.doesNotReject(checkUrl(new URL('http://127.0.0.1:11434/api'), policy));
+      await assert.doesNotReject(checkUrl(new URL('http://[::1]:11434/api'), policy));
+      await assert.doesNotReject(checkUrl(new URL('http://10.2.3.4:8080/'), policy));
+      await assert.rejects(checkUrl(new URL('http://127.0.0.1:11435/api'), policy), /127\.0\.0\.1 is a loopback address.*e\.g\. 127\.0\.0\.1:11435/);
+      await assert.rejects(checkUrl(new URL('http://[::1]:80/'), policy), /e\.g\. \[::1\]:80\)/);
+      await assert.rejects(checkUrl(new URL('https://10.2.3.4/'), policy), /a private address/);
+      const resolve = async () => [{ address: '127.0.0.1', family: 4 as const }];
+      await assert.doesNotReject(checkUrl(new URL('http://localhost:11434/'), { ...policy, resolve }));
+      await assert.rejects(checkUrl(new URL('http://localhost:9999/'), { ...policy, resolve }), /localhost resolves to 127\.0\.0\.1/);
     });
 
     it('classifies every non-public range, including IPv4-mapped and other IPv6 forms of them', () => {

@@ -5,6 +5,7 @@ import { openTestMetaDb, testProfiles } from '../../support/meta-store.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
 import { ProviderService } from '../../../src/services/providers.js';
+import { outboundGuard } from '../../../src/services/outbound-urls.js';
 import { ModelClients } from '../../../src/services/model-clients.js';
 import { MemoryService } from '../../../src/services/memories.js';
 import { MemoryExtractor } from '../../../src/services/memory-extractor.js';
@@ -34,7 +35,7 @@ for (const profile of testProfiles()) describe(`MemoryService: the API for agent
     fake = await startFakeOpenAI({ dims: 16 });
     db = await openTestMetaDb(profile);
     const store = new MetaStore(db);
-    const providers = new ProviderService(store);
+    const providers = new ProviderService(store, outboundGuard({ allowPrivate: true }));
     await providers.createInstance(p, 'OpenAI-API-Compatible', {
       instance_name: 'fake',
       base_url: fake.baseUrl,

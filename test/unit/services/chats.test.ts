@@ -3,6 +3,7 @@ import type { MetaDb } from '../../../src/store/db.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { DatasetService } from '../../../src/services/datasets.js';
 import { ProviderService } from '../../../src/services/providers.js';
+import { outboundGuard } from '../../../src/services/outbound-urls.js';
 import { ChatService } from '../../../src/services/chats.js';
 import { SessionService } from '../../../src/services/sessions.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
@@ -29,7 +30,7 @@ for (const profile of testProfiles()) describe(`ChatService and SessionService: 
   beforeEach(async () => {
     db = await openTestMetaDb(profile);
     store = new MetaStore(db);
-    providers = new ProviderService(store);
+    providers = new ProviderService(store, outboundGuard({ allowPrivate: true }));
     datasets = new DatasetService(store, anyEmbeddingModel, noCleanup);
     chats = new ChatService(store, datasets, providers);
     sessions = new SessionService(store, chats);

@@ -4,6 +4,7 @@ import type { MetaDb } from '../../../src/store/db.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { DatasetService } from '../../../src/services/datasets.js';
 import { ProviderService } from '../../../src/services/providers.js';
+import { outboundGuard } from '../../../src/services/outbound-urls.js';
 import { ChatService } from '../../../src/services/chats.js';
 import { SessionService } from '../../../src/services/sessions.js';
 import { ConversationService } from '../../../src/services/conversations.js';
@@ -61,7 +62,7 @@ for (const profile of testProfiles()) describe(`ConversationService: chat turns 
     store = new MetaStore(db);
     retrievals = [];
     found = { total: 0, chunks: [], doc_aggs: [] };
-    const providers = new ProviderService(store);
+    const providers = new ProviderService(store, outboundGuard({ allowPrivate: true }));
     model = new ScriptedModel(['The pass ', 'closes in winter.']);
     const models = { chat: async () => model } as unknown as ModelClients;
     const retriever = {
@@ -135,7 +136,7 @@ for (const profile of testProfiles()) describe(`ConversationService: chat turns 
   });
 
   it("a chat over datasets asks retrieval with the chat's settings; when nothing is found its empty_response is the answer, without the model", async () => {
-    const ds = (await new DatasetService(store, new ProviderService(store), noCleanup).create(owner, { name: 'alps' })) as { id: string };
+    const ds = (await new DatasetService(store, new ProviderService(store, outboundGuard({ allowPrivate: true })), noCleanup).create(owner, { name: 'alps' })) as { id: string };
     await storedDocument(store, { id: ds.id, tenant_id: owner.tenantId });
     const chat = (await chats.create(owner, { name: 'kb', dataset_ids: [ds.id], top_n: 4, top_k: 50, similarity_threshold: 0.4, vector_similarity_weight: 0.6, prompt_config: { empty_response: 'Nothing on that.' } })) as { id: string };
     const turn = await conversations.start(owner, { chat_id: chat.id, question: 'Is the pass open?', variables: {} });

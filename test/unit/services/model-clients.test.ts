@@ -3,6 +3,7 @@ import type { MetaDb } from '../../../src/store/db.js';
 import { openTestMetaDb } from '../../support/meta-store.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { ProviderService } from '../../../src/services/providers.js';
+import { outboundGuard } from '../../../src/services/outbound-urls.js';
 import { ModelClients } from '../../../src/services/model-clients.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
 
@@ -15,7 +16,7 @@ describe('ModelClients: the model clients cache', () => {
 
   before(async () => {
     db = await openTestMetaDb('embedded');
-    providers = new ProviderService(new MetaStore(db));
+    providers = new ProviderService(new MetaStore(db), outboundGuard({ allowPrivate: true }));
     for (const name of ['one', 'two', 'three']) {
       await providers.createInstance(tenantPrincipal(tenant), 'OpenAI-API-Compatible', {
         instance_name: name,

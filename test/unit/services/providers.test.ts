@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { MetaDb } from '../../../src/store/db.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { ProviderService, maskSecret } from '../../../src/services/providers.js';
+import { outboundGuard } from '../../../src/services/outbound-urls.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
 import { BUILTIN_CHAT_MODEL, BUILTIN_EMBEDDING_MODEL } from '../../../src/services/model-catalog.js';
 import { openTestMetaDb, testProfiles } from '../../support/meta-store.js';
@@ -25,7 +26,7 @@ for (const profile of testProfiles()) describe(`ProviderService: provider instan
 
   beforeEach(async () => {
     db = await openTestMetaDb(profile);
-    providers = new ProviderService(new MetaStore(db));
+    providers = new ProviderService(new MetaStore(db), outboundGuard({ allowPrivate: true }));
   });
   afterEach(() => db.close());
 
