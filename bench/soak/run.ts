@@ -210,9 +210,15 @@ async function checkDocuments(final: boolean): Promise<Record<string, number>> {
     byRun[doc.run] = (byRun[doc.run] ?? 0) + 1;
     if (final && doc.run !== 'DONE') problems.push(`document ${doc.name} ended ${doc.run}: ${doc.progress_msg ?? ''}`.slice(0, 300));
     if (doc.run !== 'DONE') continue;
-    const chunks = await call('GET', `/datasets/${dataset}/documents/${doc.id}/chunks?page_size=10000`);
-    const texts = (chunks.chunks as { content: string }[]).map((c) => c.content);
-    if (chunks.total !== doc.chunk_count || new Set(texts).size !== texts.length) problems.push(`document ${doc.name}: chunk_count ${doc.chunk_count}, listed ${chunks.total}, distinct ${new Set(texts).size}`);
+    const texts: string[] = [];
+    let total = -1;
+    for (let page = 1; texts.length !== total; page++) {
+      const chunks = await call('GET', `/datasets/${dataset}/documents/${doc.id}/chunks?page=${page}&page_size=100`);
+      total = chunks.total;
+      if (chunks.chunks.length === 0) break;
+      texts.push(...(chunks.chunks as { content: string }[]).map((c) => c.content));
+    }
+    if (total !== doc.chunk_count || texts.length !== total || new Set(texts).size !== texts.length) problems.push(`document ${doc.name}: chunk_count ${doc.chunk_count}, listed ${total}, read ${texts.length}, distinct ${new Set(texts).size}`);
   }
   for (const id of expected.docs) if (!docs.some((d) => d.id === id)) problems.push(`document ${id} (upload acknowledged) is missing`);
   return byRun;
