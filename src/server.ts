@@ -10,6 +10,7 @@ import { resolveJwtSecret } from './secrets.js';
 import { ensureAdmin } from './bootstrap.js';
 import { startDevServer, type DevServer } from './engine/dev-server.js';
 import { lockDataDir } from './engine/data-dir-lock.js';
+import { markChildrenOf, stopOrphanedChildren } from './engine/orphaned-children.js';
 import { WorkflowClient } from './engine/workflow-client.js';
 import { describeQueues, startWorkers } from './engine/worker.js';
 import { roleActivities } from '../activities/roles.js';
@@ -75,6 +76,11 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     // One Cairn per data directory; `cairn worker` processes share it without the lock.
     const lock = await lockDataDir(config.dataDir);
     cleanups.push(async () => lock.release());
+    // Children of a Cairn killed before it could end them (where the parent-death signal is unavailable):
+    // a parser still at work on a file this start will parse again, an embedding process holding memory.
+    markChildrenOf(config.dataDir);
+    const orphans = await stopOrphanedChildren(config.dataDir);
+    if (orphans.length > 0) log.warn({ pids: orphans }, `stopped ${orphans.length} process(es) a previous Cairn on this data dir left running`);
     const deps = await openBackends(config);
     cleanups.push(() => deps.close());
     const { store, index } = deps;

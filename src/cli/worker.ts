@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { openBackends } from '../wiring.js';
+import { markChildrenOf } from '../engine/orphaned-children.js';
 import { describeQueues, startWorkers } from '../engine/worker.js';
 import { roleActivities } from '../../activities/roles.js';
 
@@ -12,6 +13,8 @@ export interface WorkerOnly {
 /** Temporal workers without the HTTP API, polling the task queues of `config.workerRoles`. */
 export async function runWorkerOnly(config: Config): Promise<WorkerOnly> {
   if (!config.temporalAddress) throw new Error('cairn worker needs TEMPORAL_ADDRESS (host:port of the Temporal server)');
+  // Its children carry its mark: a `cairn start` on the same data dir stops them if this process dies.
+  markChildrenOf(config.dataDir);
   const backends = await openBackends(config);
   let fail: (err: unknown) => void = () => {};
   const failed = new Promise<unknown>((resolve) => (fail = resolve));

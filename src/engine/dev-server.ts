@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporalBinary } from './temporal-binary.js';
 import { dieWithParent } from './parent-death.js';
+import { childEnv } from './orphaned-children.js';
 import { devServerPidFile, forgetDevServer, recordDevServer, stopLeftoverDevServer } from './dev-server-pid-file.js';
 
 export interface DevServerOptions {
@@ -51,7 +52,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   else args.push('--headless');
   args.push(...(opts.extraArgs ?? []));
   const launch = dieWithParent(opts.rootDir, temporalBinary(opts.rootDir, opts.temporalBin), args);
-  const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: devServerEnv(configEnv()) });
+  const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv(devServerEnv(configEnv())) });
   if (child.pid) recordDevServer(pidFile, child.pid, port, dbFile);
   const output: string[] = [];
   const collect = (chunk: Buffer) => {

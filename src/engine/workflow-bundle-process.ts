@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { moduleProcessArgs } from '../threads.js';
+import { childEnv } from './orphaned-children.js';
+import { dieWithParent } from './parent-death.js';
 import { bundleIsStale, workflowBundlePath } from './bundle-workflows.js';
 
 /** Keeps the end of what the child printed: webpack's report ends with its errors and the child's message. */
@@ -14,7 +16,8 @@ const KEPT_OUTPUT_CHARS = 64_000;
 export async function ensureWorkflowBundle(rootDir: string): Promise<void> {
   if (!bundleIsStale(rootDir)) return;
   const args = [...moduleProcessArgs(new URL('./bundle-workflows.ts', import.meta.url)), rootDir];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const launch = dieWithParent(rootDir, process.execPath, args, 'SIGKILL');
+  const child = spawn(launch.command, launch.args, { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv() });
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-KEPT_OUTPUT_CHARS);

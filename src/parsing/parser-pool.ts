@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { moduleProcessArgs } from '../threads.js';
+import { childEnv } from '../engine/orphaned-children.js';
+import { dieWithParent } from '../engine/parent-death.js';
 import { ParseLimitError } from './errors.js';
 import type { ChunkRequest, EncodedChunks } from '../chunking/chunk-file.js';
 import type { ExtractOptions } from './extractor.js';
@@ -191,7 +193,9 @@ export class ParserPool {
 
   private spawn(): Child {
     const args = [`--max-old-space-size=${this.options.memoryMb}`, `--max-semi-space-size=${PARSER_SEMI_SPACE_MB}`, ...moduleProcessArgs(new URL('./parser-process.ts', import.meta.url))];
-    const proc = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced' });
+    // Dies with Cairn even when busy in synchronous code; marked so a later start can find it if not.
+    const launch = dieWithParent(undefined, process.execPath, args, 'SIGKILL');
+    const proc = spawn(launch.command, launch.args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced', env: childEnv() });
     const child: Child = { process: proc, ready: false, stderr: '' };
     this.children.push(child);
     if (proc.pid !== undefined) {

@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { configEnv } from '../../config-schema.js';
 import { fullGc } from '../../full-gc.js';
 import { moduleProcessArgs } from '../../threads.js';
+import { childEnv } from '../../engine/orphaned-children.js';
+import { dieWithParent } from '../../engine/parent-death.js';
 import type { EmbedReply, EmbedRequest, EncoderConfig } from './embedding-process.js';
 
 /*
@@ -31,10 +33,12 @@ class EmbeddingProcess {
 
   constructor(private readonly onGone: (proc: EmbeddingProcess) => void) {
     const args = [`--max-semi-space-size=${EMBEDDING_SEMI_SPACE_MB}`, ...moduleProcessArgs(new URL('./embedding-process.ts', import.meta.url))];
-    this.child = spawn(process.execPath, args, {
+    // Dies with Cairn even in the middle of a batch (parent-death.ts); marked for the next start otherwise.
+    const launch = dieWithParent(undefined, process.execPath, args, 'SIGKILL');
+    this.child = spawn(launch.command, launch.args, {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
-      env: embeddingProcessEnv(configEnv()),
+      env: childEnv(embeddingProcessEnv(configEnv())),
     });
     this.child.stderr?.setEncoding('utf8');
     this.child.stderr?.on('data', (d: string) => {
