@@ -9,6 +9,7 @@ import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
 import { CHUNK_METHODS } from '../../chunking/index.js';
 import { RUN_STATES } from '../../store/documents.js';
 import { firstFew, summarize } from '../../text/summary.js';
+import { contentDisposition, safeFileName } from '../../text/file-names.js';
 
 const ORDER_COLUMNS = ['create_time', 'update_time', 'name'];
 
@@ -63,15 +64,21 @@ export const uploadBody = (maxFileBytes: number) => ({
   properties: { file: list({ type: 'string', format: 'binary', maxLength: maxFileBytes }, MAX_FILES) },
 });
 
-/** Multipart upload into memory; field `file`, repeatable. File names are decoded as UTF-8. */
+/**
+ * Multipart upload into memory; field `file`, repeatable. File names are decoded as UTF-8 and made safe
+ * to show (src/text/file-names.ts); a name with nothing readable left becomes `upload`.
+ */
 export function uploadMiddleware(maxFileBytes: number) {
   const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxFileBytes, files: MAX_FILES }, defParamCharset: 'utf8' }).array('file');
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('multipart/form-data')) return next(badRequest('Upload files as multipart/form-data in the field `file`'));
     upload(req, res, (err: unknown) => {
-      if (!err) return next();
+      if (!err) {
+        for (const f of (req.files as Express.Multer.File[] | undefined) ?? []) f.originalname = safeFileName(f.originalname) || 'upload';
+        return next();
+      }
       const e = err as { code?: string; message?: string };
-      if (e.code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, `File too large: the limit is ${maxFileBytes} bytes per file`));
+      if (e.code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, `File too large: the limit is ${maxFileBytes} bytes per file (setting CAIRN_UPLOAD_LIMIT)`));
       if (e.code === 'LIMIT_UNEXPECTED_FILE') return next(badRequest('Files must be sent in the multipart field `file`'));
       next(badRequest(`Malformed multipart body: ${e.message ?? 'unreadable'}`));
     });
@@ -203,7 +210,7 @@ function artifact(filename: string): never {
 export function sendFile(res: Response, file: { name: string; bytes: Uint8Array; contentType: string }): void {
   res.setHeader('Content-Type', file.contentType);
   res.setHeader('Content-Length', String(file.bytes.byteLength));
-  res.attachment(file.name);
+  res.setHeader('Content-Disposition', contentDisposition('attachment', file.name));
   res.end(file.bytes);
 }
 
