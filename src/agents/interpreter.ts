@@ -67,7 +67,7 @@ const IO_COMPONENTS = new Set(['LLM', 'Agent', 'Retrieval', 'Categorize', 'Invok
  * The walk limits when the run input carries none (CAIRN_AGENT_MAX_STEPS, CAIRN_AGENT_ITERATION_MAX_ITEMS;
  * the defaults live here, as workflow code cannot read settings).
  */
-export const DEFAULT_CANVAS_LIMITS: CanvasLimits = { maxSteps: 10_000, iterationMaxItems: 1_000 };
+export const DEFAULT_CANVAS_LIMITS: CanvasLimits = { maxSteps: 10_000, iterationMaxItems: 200 };
 const CONTAINERS = new Set(['Iteration', 'Loop']);
 /**
  * Components a replay always runs anew, even before its `from_component`: Begin (a replay's `inputs`

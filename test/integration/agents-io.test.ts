@@ -96,7 +96,7 @@ describe('agents: Invoke and CodeExec components run in the worker', function ()
     assert.match(updated.body.message, /Message:Echo.*wires the component to itself/);
   });
 
-  it('an Iteration over 1,000 items runs; over CAIRN_AGENT_ITERATION_MAX_ITEMS (1,001) it fails with 400 naming the Iteration, the limit and the setting', async () => {
+  it('an Iteration over 200 items runs; over CAIRN_AGENT_ITERATION_MAX_ITEMS (201) it fails with 400 naming the Iteration, the limit and the setting', async () => {
     const dsl = canvas([
       ['begin', 'Begin', { mode: 'task', inputs: { items: { name: 'items', type: 'line' } } }, ['Iteration:Each']],
       ['Iteration:Each', 'Iteration', { items_ref: 'begin@items', outputs: { upper: { ref: 'StringTransform:Up@result' } } }, ['Message:Out']],
@@ -108,14 +108,14 @@ describe('agents: Invoke and CodeExec components run in the worker', function ()
     dsl.components['StringTransform:Up'].parent_id = 'Iteration:Each';
     const agentId = await createAgent(api, dsl);
     const items = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => i));
-    const ok = await api.post('/agents/chat/completions', { agent_id: agentId, stream: false, inputs: { items: { value: items(1000) } } });
+    const ok = await api.post('/agents/chat/completions', { agent_id: agentId, stream: false, inputs: { items: { value: items(200) } } });
     assert.equal(ok.status, 200, JSON.stringify(ok.body).slice(0, 500));
     const upper = JSON.parse(ok.body.data.data.content);
-    assert.equal(upper.length, 1000);
-    assert.equal(upper[999], 'item 999');
-    const over = await api.post('/agents/chat/completions', { agent_id: agentId, stream: false, inputs: { items: { value: items(1001) } } });
+    assert.equal(upper.length, 200);
+    assert.equal(upper[199], 'item 199');
+    const over = await api.post('/agents/chat/completions', { agent_id: agentId, stream: false, inputs: { items: { value: items(201) } } });
     assert.equal(over.status, 400, JSON.stringify(over.body).slice(0, 500));
-    assert.match(over.body.message, /Iteration 'Iteration:Each' has 1001 items, which exceeds the limit of 1000 items \(setting CAIRN_AGENT_ITERATION_MAX_ITEMS\)/);
+    assert.match(over.body.message, /Iteration 'Iteration:Each' has 201 items, which exceeds the limit of 200 items \(setting CAIRN_AGENT_ITERATION_MAX_ITEMS\)/);
     assert.equal(over.body.data.component_id, 'Iteration:Each');
   });
 });
