@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { newUser, type Api } from './client.js';
 
-/** A multipart body built by hand, so file names reach the server byte for byte (FormData would escape some). */
+/**
+ * A multipart part built by hand, its name as RFC 5987 `filename*` so every character (NUL too) reaches
+ * the server (a raw NUL in a part header is refused by the multipart parser: 400 Malformed part header).
+ */
 function part(boundary: string, filename: string, content: string): Buffer {
-  return Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="`),
-    Buffer.from(filename, 'utf8'),
-    Buffer.from(`"\r\nContent-Type: text/plain\r\n\r\n${content}\r\n`),
-  ]);
+  return Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''${encodeURIComponent(filename)}\r\nContent-Type: text/plain\r\n\r\n${content}\r\n`);
 }
 
 function post(api: Api, path: string, boundary: string, body: BodyInit, extra: RequestInit = {}) {

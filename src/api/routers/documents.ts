@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import multer from 'multer';
 import type { NextFunction, Request, Response } from 'express';
 import { route, Reply, type RouteSpec } from '../routes.js';
@@ -69,13 +71,15 @@ export const uploadBody = (maxFileBytes: number) => ({
  * to show (src/text/file-names.ts); a name with nothing readable left becomes `upload`.
  */
 export function uploadMiddleware(maxFileBytes: number) {
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxFileBytes, files: MAX_FILES }, defParamCharset: 'utf8' }).array('file');
+  // To temporary files first: a file over the limit is refused without its bytes ever being held in
+  // memory; accepted files are read back once the whole request has passed the limits.
+  const upload = multer({ storage: multer.diskStorage({ destination: os.tmpdir() }), limits: { fileSize: maxFileBytes, files: MAX_FILES }, defParamCharset: 'utf8' }).array('file');
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('multipart/form-data')) return next(badRequest('Upload files as multipart/form-data in the field `file`'));
     upload(req, res, (err: unknown) => {
       if (!err) {
-        for (const f of (req.files as Express.Multer.File[] | undefined) ?? []) f.originalname = safeFileName(f.originalname) || 'upload';
-        return next();
+        readBack((req.files as Express.Multer.File[] | undefined) ?? []).then(() => next(), next);
+        return;
       }
       const e = err as { code?: string; message?: string };
       if (e.code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, `File too large: the limit is ${maxFileBytes} bytes per file (setting CAIRN_UPLOAD_LIMIT)`));
@@ -83,6 +87,18 @@ export function uploadMiddleware(maxFileBytes: number) {
       next(badRequest(`Malformed multipart body: ${e.message ?? 'unreadable'}`));
     });
   };
+}
+
+/** The uploaded files' bytes from their temporary files (removed after), and their names made safe. */
+async function readBack(files: Express.Multer.File[]): Promise<void> {
+  try {
+    for (const f of files) {
+      f.buffer = await fs.readFile(f.path);
+      f.originalname = safeFileName(f.originalname) || 'upload';
+    }
+  } finally {
+    await Promise.all(files.map((f) => fs.rm(f.path, { force: true })));
+  }
 }
 
 const ingestionLogsQuery = {
