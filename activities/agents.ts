@@ -17,6 +17,7 @@ import type { CanvasDsl } from '../src/agents/dsl.js';
 import { recordRunEnd } from '../src/agents/io/run-records.js';
 import { stepInputEvents } from '../src/agents/run-steps.js';
 import { RUN_END, type RunEvent } from '../src/events/types.js';
+import { isInternalError } from '../src/agents/run-failure.js';
 
 type Call<K extends ComponentCall['kind']> = Extract<ComponentCall, { kind: K }>;
 
@@ -179,6 +180,7 @@ export function agentActivities(deps: ActivityDeps) {
     const beat = setInterval(() => ctx.heartbeat(), 250);
     let lastError = '';
     let lastFailure: unknown;
+    let lastInternal = false;
     try {
       for (let retry = 0; retry <= input.maxRetries; retry++) {
         const timeout = new AbortController();
@@ -195,6 +197,7 @@ export function agentActivities(deps: ActivityDeps) {
           await out.close().catch(() => undefined);
           if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
           lastFailure = err;
+          lastInternal = !timeout.signal.aborted && isInternalError(err instanceof ProducerError ? err.cause : err);
           lastError = timeout.signal.aborted ? (timeout.signal.reason as Error).message : err instanceof Error ? err.message : String(err);
         } finally {
           clearTimeout(timer);
@@ -202,8 +205,9 @@ export function agentActivities(deps: ActivityDeps) {
         if (retry < input.maxRetries) await sleep(input.delayAfterErrorSec * 1000, ctx.cancellationSignal);
       }
       // A Message fails because of the producer it streamed: the run names that component.
-      if (lastFailure instanceof ProducerError) return { outputs: {}, producers: { [lastFailure.producer]: { outputs: {}, error: lastError } } };
-      return { outputs: {}, error: lastError };
+      const internal = lastInternal ? { internal: true } : {};
+      if (lastFailure instanceof ProducerError) return { outputs: {}, producers: { [lastFailure.producer]: { outputs: {}, error: lastError, ...internal } } };
+      return { outputs: {}, error: lastError, ...internal };
     } finally {
       clearInterval(beat);
     }
@@ -213,7 +217,7 @@ export function agentActivities(deps: ActivityDeps) {
 class ProducerError extends Error {
   constructor(
     readonly producer: string,
-    cause: unknown,
+    override readonly cause: unknown,
   ) {
     super(cause instanceof Error ? cause.message : String(cause));
   }

@@ -182,6 +182,8 @@ export const SETTINGS = [
   { name: 'CAIRN_PRIVATE_URL_ALLOWLIST', default: '`127.0.0.1:11434,[::1]:11434,127.0.0.1:9997,[::1]:9997`', meaning: 'comma-separated hosts (`intranet.local`, `*.corp.example`) and address ranges (`10.1.0.0/16`, `fd00::/8`), each optionally with a port (`127.0.0.1:11434`, `[::1]:8080`), that Invoke, MCP servers and model providers may call although not public (the default: a local Ollama and Xinference; setting it replaces the default)', readBy: SERVER, parse: list },
   { name: 'CAIRN_SANDBOX_TIMEOUT', default: '`60`', meaning: 'seconds a CodeExec script may run (a component\'s shorter `timeout` wins)', readBy: SERVER, workersOnly: true, parse: integer(1) },
   { name: 'CAIRN_SANDBOX_MEMORY_MB', default: '`256`', meaning: 'memory of a CodeExec script: JavaScript heap, or Python interpreter memory', readBy: SERVER, workersOnly: true, parse: integer(16) },
+  { name: 'CAIRN_AGENT_MAX_STEPS', default: '`10000`', meaning: 'steps (batches of components) one agent turn may execute; past it the turn fails as a canvas that loops without end, naming this setting (see `docs/agents.md`, "Errors")', readBy: ['start'], parse: integer(1) },
+  { name: 'CAIRN_AGENT_ITERATION_MAX_ITEMS', default: '`200`', meaning: 'items one Iteration component may walk; a longer list fails the turn with a 400 naming the Iteration and this setting (see `docs/agents.md`, "Errors")', readBy: ['start'], parse: integer(1) },
   { name: 'CAIRN_SANDBOX_WARM', default: '`true`', meaning: 'keep one started Python sandbox ready after the first Python call (~200 MB while idle, stopped after 10 idle minutes)', readBy: SERVER, workersOnly: true, parse: boolean },
 
   // cairn mcp

@@ -6,6 +6,8 @@ import { assertValidSettings, configEnv, readSetting, type SettingsEnv } from '.
 import { WORKER_ROLES, type WorkerRole } from './engine/task-queues.js';
 import { parseLimitsFrom, parserCeilingsFrom, type ParseLimits, type ParserCeilings } from './parsing/limits.js';
 import { DEFAULT_PRIVATE_URL_ALLOWLIST } from './agents/io/ssrf.js';
+import { DEFAULT_CANVAS_LIMITS } from './agents/interpreter.js';
+import type { CanvasLimits } from './agents/run-types.js';
 import { builtinModelSettingsFrom, type BuiltinModelSettings } from './models/builtin/settings.js';
 
 /** Runtime configuration, read from environment variables (declared in config-schema.ts) with defaults that run locally. */
@@ -53,6 +55,8 @@ export interface Config {
   sandboxMemoryMb: number;
   /** CodeExec: keep one started Python sandbox ready after the first Python call. */
   sandboxWarm: boolean;
+  /** How far one agent turn's walk may go (CAIRN_AGENT_MAX_STEPS, CAIRN_AGENT_ITERATION_MAX_ITEMS). */
+  canvasLimits: CanvasLimits;
   /** The parser processes and what one file may cost (CAIRN_PARSE_*, docs/parsing-limits.md). */
   parsing: { ceilings: ParserCeilings; limits: ParseLimits };
   /** Chat-model calls one enrichment step (keywords and questions of a document, a graph step) makes at once. */
@@ -127,6 +131,10 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     sandboxTimeoutSec: read('CAIRN_SANDBOX_TIMEOUT') ?? 60,
     sandboxMemoryMb: read('CAIRN_SANDBOX_MEMORY_MB') ?? 256,
     sandboxWarm: read('CAIRN_SANDBOX_WARM') ?? true,
+    canvasLimits: {
+      maxSteps: read('CAIRN_AGENT_MAX_STEPS') ?? DEFAULT_CANVAS_LIMITS.maxSteps,
+      iterationMaxItems: read('CAIRN_AGENT_ITERATION_MAX_ITEMS') ?? DEFAULT_CANVAS_LIMITS.iterationMaxItems,
+    },
     parsing: { ceilings: parserCeilingsFrom(env), limits: parseLimitsFrom(env) },
     // Small, so one document's enrichment does not flood a provider.
     enrichConcurrency: read('CAIRN_ENRICH_CONCURRENCY') ?? 4,

@@ -225,7 +225,7 @@ export function buildApiServices(config: Config, deps: Backends, workflows: Work
     searchApps,
     datasetSearch: new DatasetSearchService(retrieval, searchApps),
     agents,
-    agentSessions: new AgentSessionService(store, agents, workflows, deps.events, agentAttachments),
+    agentSessions: new AgentSessionService(store, agents, workflows, deps.events, agentAttachments, config.canvasLimits),
     agentCanvas: new AgentCanvasService(store, agents, workflows),
     agentAttachments,
     pipelineRerun: new PipelineRerunService(store, datasets, documents),

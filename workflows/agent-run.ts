@@ -5,6 +5,7 @@ import { AGENT_TURN_SIGNAL, COMPONENT_ACTIVITY, type AgentRunInput, type AgentTu
 import { RUN_ERROR, type RunEvent } from '../src/events/types.js';
 import { componentActivities } from './component-activities.js';
 import type { TurnFile } from '../src/services/agent-attachments.js';
+import type { RunFailure } from '../src/agents/run-failure.js';
 
 /** Short and idempotent: a local activity, so the turn ends without another round trip to a task queue. */
 const bookkeeping = proxyLocalActivities<Activities>({
@@ -61,6 +62,8 @@ export async function agentRun(input: AgentRunInput): Promise<{ status: RunStatu
     now: () => Date.now(),
     random: () => Math.random(),
     isFatal: (err) => isCancellation(err),
+    // A component's own failure comes back as its result; an activity that throws was lost by Cairn (its worker died, retries spent).
+    isInternal: (err) => err instanceof ActivityFailure,
     async call(call, options) {
       const activities = componentActivities(options, waitForStop ? ActivityCancellationType.WAIT_CANCELLATION_COMPLETED : ActivityCancellationType.TRY_CANCEL);
       return activities[COMPONENT_ACTIVITY[call.kind]]({ ...ids, call, before: pending.splice(0), ...options });
@@ -105,10 +108,11 @@ export async function agentRun(input: AgentRunInput): Promise<{ status: RunStatu
       });
       throw err;
     } else {
+      // Not a component's failure (those end the walk with an outcome): the workflow's own, a fault of Cairn's.
       const cause = err instanceof ActivityFailure ? err.cause : err;
-      const message = cause instanceof Error ? cause.message : String(cause);
-      pending.push({ event: RUN_ERROR, data: { message } });
-      outcome = { status: 'failed', canvas: input.canvas, answer: '', reference: emptyBucket(), error: message };
+      const failure: RunFailure = { kind: 'internal', message: cause instanceof Error ? cause.message : String(cause) };
+      pending.push({ event: RUN_ERROR, data: failure });
+      outcome = { status: 'failed', canvas: input.canvas, answer: '', reference: emptyBucket(), error: failure.message, failure };
     }
   }
   walking = false;

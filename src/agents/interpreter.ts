@@ -20,7 +20,9 @@ import type {
   ToolDef,
   TurnOutcome,
   Usage,
+  CanvasLimits,
 } from './run-types.js';
+import { componentFailureMessage, isInternalError, type RunFailure } from './run-failure.js';
 import { referencedComponents, renderTemplate, resolveParam, resolveRef, splitTemplate, type Scope } from './refs.js';
 import { aggregateVariables, beginOutputs, categorizePrompt, evaluateSwitch, fillUp, pickTemplate } from './components/pure.js';
 import { externalComponentError, isExternalComponent } from './external.js';
@@ -54,14 +56,19 @@ export interface Executor {
   random(): number;
   /** Errors that must end the run rather than fail one component (a workflow's cancellation). */
   isFatal?(err: unknown): boolean;
+  /** Errors of the machinery rather than of the component (an activity Temporal gave up on: its worker was lost). */
+  isInternal?(err: unknown): boolean;
 }
 
 /** RAGFlow's per-class defaults (agent/component/*.py), in seconds. */
 const DEFAULT_TIMEOUT: Record<string, number> = { Retrieval: 12, Agent: 20 * 60, LLM: 10 * 60, Categorize: 10 * 60, Message: 20 * 60, CodeExec: 10 * 60 };
 const MODEL_COMPONENTS = new Set(['LLM', 'Agent']);
 const IO_COMPONENTS = new Set(['LLM', 'Agent', 'Retrieval', 'Categorize', 'Invoke', 'CodeExec']);
-/** A run that executes more batches than this is stopped: a loop in the graph that never ends. */
-const MAX_STEPS = 5000;
+/**
+ * The walk limits when the run input carries none (CAIRN_AGENT_MAX_STEPS, CAIRN_AGENT_ITERATION_MAX_ITEMS;
+ * the defaults live here, as workflow code cannot read settings).
+ */
+export const DEFAULT_CANVAS_LIMITS: CanvasLimits = { maxSteps: 10_000, iterationMaxItems: 200 };
 const CONTAINERS = new Set(['Iteration', 'Loop']);
 /**
  * Components a replay always runs anew, even before its `from_component`: Begin (a replay's `inputs`
@@ -115,6 +122,8 @@ class CanvasRun {
   private readonly startedAt: Record<string, number> = {};
   /** Running one component by itself (runAlone). */
   private alone = false;
+  /** The container whose pass the walk is in, for a spent step budget's message. */
+  private inPass?: string;
 
   constructor(
     private readonly input: AgentRunInput,
@@ -178,7 +187,7 @@ class CanvasRun {
       }
       const paused = this.pauseIfWaiting(idx);
       if (paused) return paused;
-      if (++this.steps > MAX_STEPS) return this.finish('failed', `the run executed more than ${MAX_STEPS} batches; the canvas loops without end`);
+      if (++this.steps > this.limits.maxSteps) return this.finish('failed', this.stepBudgetSpent());
     }
     return this.finish('finished');
   }
@@ -196,6 +205,28 @@ class CanvasRun {
       const type = String(v.type ?? '');
       this.canvas.globals[`env.${name}`] = v.value ?? (type.startsWith('array') ? [] : (defaults[type] ?? ''));
     }
+  }
+
+  private get limits(): CanvasLimits {
+    return this.input.limits ?? DEFAULT_CANVAS_LIMITS;
+  }
+
+  /** The step budget ran out: a cycle in the graph, or a Loop that never meets its condition. Names the innermost running container. */
+  private stepBudgetSpent(): RunFailure {
+    const { maxSteps } = this.limits;
+    const container = this.inPass;
+    const where = container ? ` (still inside ${this.def(container).obj.component_name} '${container}')` : '';
+    const failure: RunFailure = {
+      kind: 'user',
+      message: `The run executed more than ${maxSteps} steps${where}, the limit of steps per turn (setting CAIRN_AGENT_MAX_STEPS): the canvas loops without end, or needs a larger limit`,
+    };
+    if (container) Object.assign(failure, this.componentOf(container));
+    return failure;
+  }
+
+  /** The failed component as the run's failure names it. */
+  private componentOf(id: string): Pick<RunFailure, 'component_id' | 'component_name' | 'component_type'> {
+    return { component_id: id, component_name: this.nameOf(id), component_type: this.canvas.components[id]?.obj.component_name ?? '' };
   }
 
   private def(id: string): ComponentDef {
@@ -318,7 +349,7 @@ class CanvasRun {
       return await this.exec.call(this.ioCall(id, name, params), this.callOptions(name, params, false));
     } catch (err) {
       if (this.exec.isFatal?.(err)) throw err;
-      return { outputs: {}, error: describeError(err) };
+      return { outputs: {}, error: describeError(err), ...(isInternalError(err) || this.exec.isInternal?.(err) ? { internal: true } : {}) };
     }
   }
 
@@ -329,7 +360,7 @@ class CanvasRun {
     const parent = this.def(id).parent_id ?? '';
     switch (name) {
       case 'Iteration':
-        states[id] = startIteration(params, scope);
+        states[id] = startIteration(params, scope, { id, maxItems: this.limits.iterationMaxItems });
         return { outputs: {}, next: [itemNodeOf(this.canvas, id)] };
       case 'Loop':
         states[id] = { pass: -1 };
@@ -347,11 +378,14 @@ class CanvasRun {
       if (state.pass >= 0) collectPass(parentParams, state, scope);
       if (state.pass + 1 >= state.items!.length) {
         this.outputs[parent] = { ...state.collected };
+        this.inPass = undefined;
         return { outputs: {}, containerDone: parent };
       }
     } else if (state.pass >= 0 && loopEnds(parentParams, state, parent, scope)) {
+      this.inPass = undefined;
       return { outputs: {}, containerDone: parent };
     }
+    this.inPass = parent;
     state.pass++;
     // Each pass sees its own values: the previous pass's outputs inside the container are gone.
     for (const child of descendantsOf(this.canvas, parent)) if (child !== id) delete this.outputs[child];
@@ -508,7 +542,7 @@ class CanvasRun {
    * Records a component's result: outputs, references, usage, events, and where the walk goes next.
    * Returns a terminal outcome when the run must stop.
    */
-  private afterComponent(id: string, result: StepResult): { status: 'failed'; error: string } | undefined {
+  private afterComponent(id: string, result: StepResult): { status: 'failed'; error: RunFailure } | undefined {
     const def = this.def(id);
     if (this.deferred.has(id)) {
       // Runs later, inside the Message that shows its content; the walk goes on to that Message now.
@@ -522,7 +556,7 @@ class CanvasRun {
       this.absorb(p);
       const outputs = { ...p.outputs, ...(p.error ? { [ERROR_OUTPUT]: p.error } : {}) };
       this.outputs[pid] = outputs;
-      if (p.error && !result.error) [result.error, culprit] = [p.error, pid];
+      if (p.error && !result.error) [result.error, result.internal, culprit] = [p.error, p.internal, pid];
       return () => this.nodeFinished(pid, outputs, p.error, p.trace);
     });
     const outputs: Outputs = { ...result.outputs };
@@ -544,7 +578,9 @@ class CanvasRun {
         this.outputs[id] = outputs;
         for (const finished of produced) finished();
         this.nodeFinished(id, outputs, result.error);
-        return { status: 'failed', error: `Component '${culprit}' (${this.def(culprit).obj.component_name}) failed: ${result.error}` };
+        const named = this.componentOf(culprit);
+        const message = componentFailureMessage(culprit, named.component_type!, named.component_name!, result.error);
+        return { status: 'failed', error: { kind: result.internal ? 'internal' : 'user', message, ...named } };
       }
     } else if (result.next) {
       next = result.next;
@@ -618,10 +654,10 @@ class CanvasRun {
     return undefined;
   }
 
-  private finish(status: TurnOutcome['status'], error?: string): TurnOutcome {
+  private finish(status: TurnOutcome['status'], failure?: RunFailure): TurnOutcome {
     const elapsed = (this.exec.now() - this.startedMs) / 1000;
     if (status === 'failed') {
-      this.emit(RUN_ERROR, { message: error });
+      this.emit(RUN_ERROR, failure);
     } else if (status === 'finished') {
       this.emit('workflow_finished', {
         inputs: this.input.request.inputs,
@@ -633,7 +669,7 @@ class CanvasRun {
     }
     if (status !== 'paused') this.canvas.path = this.canvas.path.slice(-1);
     if (status === 'finished') this.canvas.history.push(['assistant', this.answer]);
-    return { status, canvas: this.canvas, answer: this.answer, reference: this.bucket, error };
+    return { status, canvas: this.canvas, answer: this.answer, reference: this.bucket, ...(failure ? { error: failure.message, failure } : {}) };
   }
 }
 

@@ -1,5 +1,6 @@
 import type { CanvasDsl, Outputs, ReferenceBucket, RunInputs } from './dsl.js';
 import type { RunEvent } from '../events/types.js';
+import type { RunFailure } from './run-failure.js';
 
 /** Pure types shared by the interpreter (workflow code), the activities and the API. */
 
@@ -45,6 +46,16 @@ export interface AgentRunInput extends RunIds {
   fromSession?: boolean;
   /** Turns waiting behind this one, in the order they run (carried over continue-as-new). */
   queued?: AgentRunInput[];
+  /** The deployment's walk limits (absent in histories written before they were settings: the defaults). */
+  limits?: CanvasLimits;
+}
+
+/** How far one turn's walk may go (CAIRN_AGENT_MAX_STEPS, CAIRN_AGENT_ITERATION_MAX_ITEMS). */
+export interface CanvasLimits {
+  /** Batches one turn may execute: past it the canvas is taken to loop without end. */
+  maxSteps: number;
+  /** Items one Iteration may walk. */
+  iterationMaxItems: number;
 }
 
 /**
@@ -175,11 +186,13 @@ export interface ComponentResult {
   outputs: Outputs;
   /** Set when the component failed after its retries: the reason. */
   error?: string;
+  /** The failure is a fault of Cairn's (see run-failure.ts), not of the canvas or its input. */
+  internal?: boolean;
   /** Chunks and documents it retrieved, to merge into the run's reference bucket. */
   reference?: ReferenceBucket;
   usage?: Usage;
   /** For a Message with deferred producers: their outputs. */
-  producers?: Record<string, { outputs: Outputs; error?: string; usage?: Usage; reference?: ReferenceBucket; trace?: unknown[] }>;
+  producers?: Record<string, { outputs: Outputs; error?: string; internal?: boolean; usage?: Usage; reference?: ReferenceBucket; trace?: unknown[] }>;
   /** Tool calls made (Agent), for `trace`. */
   trace?: unknown[];
 }
@@ -192,6 +205,8 @@ export interface TurnOutcome {
   answer: string;
   reference: ReferenceBucket;
   error?: string;
+  /** Whose fault a failed turn is, and the component that failed (see run-failure.ts). */
+  failure?: RunFailure;
 }
 
 /**

@@ -304,6 +304,13 @@ function checkIds(id: string, cpn: Record<string, unknown>, components: Record<s
   };
   check(cpn.downstream, 'downstream', 'field');
   check(cpn.upstream, 'upstream', 'field');
+  // A component wired to itself would run again after each run of its own, with nothing to end it:
+  // repeating is a Loop's job (RAGFlow's editor draws no such edge either).
+  for (const field of ['downstream', 'upstream'] as const) {
+    if (Array.isArray(cpn[field]) && (cpn[field] as unknown[]).includes(id)) {
+      throw new DslError(`${label}: field '${field}' wires the component to itself; a component cannot follow itself (use a Loop to repeat steps)`, id, field);
+    }
+  }
   if (typeof cpn.parent_id === 'string' && cpn.parent_id) check([cpn.parent_id], 'parent_id', 'field');
   const p = obj.params;
   check(p.exception_goto, 'exception_goto');

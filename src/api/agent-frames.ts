@@ -10,6 +10,7 @@ import { SseStream, clientGone } from '../chat/sse.js';
 import { describeFailure } from '../chat/failure.js';
 import { ApiError } from '../errors.js';
 import { countTokens } from '../text/tokens.js';
+import { failedComponent, failureStatus, type RunFailure } from '../agents/run-failure.js';
 
 export interface Envelope {
   event: string;
@@ -24,9 +25,18 @@ function envelope(turn: AgentTurn, ev: RunEvent): Envelope {
   return { event: ev.event, message_id: turn.messageId, created_at: turn.createdAt, task_id: turn.sessionId, session_id: turn.sessionId, data: ev.data };
 }
 
-/** The run's failure as RAGFlow's stream error frame. */
-function errorFrame(message: string) {
-  return { code: 500, message, data: false };
+/**
+ * The run's failure as RAGFlow's stream error frame: `code` 400 when the canvas or its input caused it
+ * (`data` names the component), 500 for a fault of Cairn's (RAGFlow sends 500 for every failure).
+ */
+function errorFrame(failure: RunFailure) {
+  return { code: failureStatus(failure.kind), message: failure.message, data: failedComponent(failure) ?? false };
+}
+
+/** The run's failure as the non-stream answer: a 4xx naming the component, or a 500. */
+function failureError(failure: RunFailure): ApiError {
+  const status = failureStatus(failure.kind);
+  return new ApiError(status, failure.message, status, failedComponent(failure));
 }
 
 /** Streams every canvas event; a failed run sends the error frame; then `data:[DONE]`. */
@@ -34,11 +44,12 @@ export async function streamAgentEvents(res: ServerResponse, turn: AgentTurn): P
   const sse = new SseStream(res);
   try {
     for await (const ev of turn.events(sse.signal)) {
-      if (ev.event === RUN_ERROR) sse.send(errorFrame((ev.data as { message: string }).message));
+      if (ev.event === RUN_ERROR) sse.send(errorFrame(ev.data as RunFailure));
       else sse.send(envelope(turn, ev));
     }
   } catch (err) {
-    sse.send(errorFrame(describeFailure(err).message || (err as Error).message));
+    const failure = describeFailure(err);
+    sse.send(errorFrame({ kind: failure.status < 500 ? 'user' : 'internal', message: failure.message || (err as Error).message }));
   }
   sse.sendText('[DONE]');
   sse.end();
@@ -49,7 +60,7 @@ async function collect(res: ServerResponse, turn: AgentTurn): Promise<Envelope[]
   const signal = clientGone(res);
   const events: Envelope[] = [];
   for await (const ev of turn.events(signal)) {
-    if (ev.event === RUN_ERROR) throw new ApiError(500, (ev.data as { message: string }).message);
+    if (ev.event === RUN_ERROR) throw failureError(ev.data as RunFailure);
     events.push(envelope(turn, ev));
   }
   return signal.aborted ? undefined : events;

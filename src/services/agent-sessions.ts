@@ -6,7 +6,7 @@ import type { AgentAttachmentService } from './agent-attachments.js';
 import { isRelease } from './agents.js';
 import type { RunEvent, RunEvents } from '../events/types.js';
 import type { CanvasDsl, Outputs, RunInputs } from '../agents/dsl.js';
-import type { AgentRunInput, AgentTurnSignal, MultitaskStrategy } from '../agents/run-types.js';
+import type { AgentRunInput, AgentTurnSignal, CanvasLimits, MultitaskStrategy } from '../agents/run-types.js';
 import { resumeKey } from '../agents/resume-key.js';
 import { runnableCanvas, sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
 import { recordRunStart } from '../agents/io/run-records.js';
@@ -99,6 +99,8 @@ export class AgentSessionService {
     private readonly events: RunEvents,
     /** Checks a completion's `files` (uploaded attachments) and names them for the run, which parses them. */
     private readonly attachments?: Pick<AgentAttachmentService, 'forTurn'>,
+    /** How far a turn's walk may go (settings); absent: the interpreter's defaults. */
+    private readonly canvasLimits?: CanvasLimits,
   ) {}
 
   async create(p: Principal, agentId: string, input: CreateSessionInput, source: 'agent' | 'workflow' = 'agent') {
@@ -223,6 +225,7 @@ export class AgentSessionService {
       createdAt,
       canvas,
       names,
+      ...(this.canvasLimits ? { limits: this.canvasLimits } : {}),
       request: {
         query: input.query ?? '',
         inputs: input.inputs ?? {},

@@ -135,8 +135,9 @@ describe("RAGFlow's agent templates: every one imports unchanged; CodeExec runs 
     fake.behaviour.answer = (messages) => ({ answer: lastUserMessage(messages).includes('Acme') ? 'ACME' : 'Not Found' });
     const agentId = await createAgent(api, wired('stock_market_research_assistant', modelId, datasetId));
     const res = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'How is Acme doing?', stream: false });
-    assert.equal(res.status, 500, JSON.stringify(res.body));
-    assert.equal(res.body.message, `Component 'YahooFinance:QuickAdsDig' (YahooFinance) failed: ${externalComponentError('YahooFinance')}`);
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.ok(res.body.message.startsWith(`Component 'YahooFinance:QuickAdsDig' (YahooFinance`) && res.body.message.endsWith(`) failed: ${externalComponentError('YahooFinance')}`), res.body.message);
+    assert.equal(res.body.data.component_id, 'YahooFinance:QuickAdsDig');
     assert.match(res.body.message, /YahooFinance needs the Yahoo Finance API, an outside service Cairn does not provide; use an Invoke component/);
     const other = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'Tell me a joke', stream: false });
     assert.equal(other.status, 200, JSON.stringify(other.body));
@@ -147,8 +148,9 @@ describe("RAGFlow's agent templates: every one imports unchanged; CodeExec runs 
     fake.behaviour.answer = () => ({ answer: 'SELECT COUNT(*) FROM trails;' });
     const agentId = await createAgent(api, wired('text2sql_data_expert', modelId, datasetId));
     const res = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'How many trails are there?', stream: false });
-    assert.equal(res.status, 500, JSON.stringify(res.body));
-    assert.equal(res.body.message, `Component 'ExeSQL:TiredShirtsPull' (ExeSQL) failed: ${externalComponentError('ExeSQL')}`);
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.ok(res.body.message.startsWith(`Component 'ExeSQL:TiredShirtsPull' (ExeSQL`) && res.body.message.endsWith(`) failed: ${externalComponentError('ExeSQL')}`), res.body.message);
+    assert.equal(res.body.data.component_id, 'ExeSQL:TiredShirtsPull');
     assert.match(res.body.message, /ExeSQL needs an SQL database server, an outside service Cairn does not provide; Cairn has nothing local that does this/);
   });
 

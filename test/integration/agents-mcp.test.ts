@@ -58,7 +58,7 @@ describe('agents: tools of an MCP server configured for the tenant', function ()
     ]);
     const agentId = await createAgent(other.api, dsl);
     const res = await other.api.post('/agents/chat/completions', { agent_id: agentId, query: 'x', stream: false });
-    assert.equal(res.status, 500);
+    assert.equal(res.status, 400);
     assert.match(res.body.message, new RegExp(`MCP server '${serverId}' not found`));
   });
 });

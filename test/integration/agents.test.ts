@@ -202,14 +202,17 @@ describe('agents: runs over HTTP (the worker is a separate `cairn worker` proces
     const started = Date.now();
     const res = await postSse(api, '/agents/chat/completions', { agent_id: agentId, query: 'hang', stream: true });
     const elapsed = Date.now() - started;
-    const error = res.frames.find((f) => f !== '[DONE]' && f.code === 500);
+    const error = res.frames.find((f) => f !== '[DONE]' && f.code === 400);
     assert.ok(error, res.raw);
-    assert.match(error.message, /Component 'LLM:Answer' \(LLM\) failed: timed out after 2 s/);
+    assert.match(error.message, /Component 'LLM:Answer' \(LLM.*\) failed: timed out after 2 s/);
+    assert.equal(error.data.component_id, 'LLM:Answer', 'the frame names the component');
     assert.equal(res.frames.at(-1), '[DONE]');
     assert.ok(elapsed < 15_000, `ended after ${elapsed} ms`);
     const whole = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'hang', stream: false });
-    assert.equal(whole.status, 500);
+    assert.equal(whole.status, 400, 'a timeout of the configured model is the canvas\'s to fix, not a fault of Cairn');
+    assert.equal(whole.body.code, 400);
     assert.match(whole.body.message, /LLM:Answer.*timed out/);
+    assert.equal(whole.body.data.component_id, 'LLM:Answer');
   });
 
   it('a component error with exception_method comment answers the default value and the run goes on', async () => {

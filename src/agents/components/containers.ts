@@ -65,8 +65,8 @@ function rewrite(value: unknown, item: string): unknown {
   return value;
 }
 
-/** Starts an Iteration: its list of items. */
-export function startIteration(params: Record<string, unknown>, scope: Scope): ContainerState {
+/** Starts an Iteration: its list of items, at most `limit.maxItems` of them (CAIRN_AGENT_ITERATION_MAX_ITEMS). */
+export function startIteration(params: Record<string, unknown>, scope: Scope, limit: { id: string; maxItems: number }): ContainerState {
   let items = resolveRef(stripRef(String(params.items_ref ?? '')), scope);
   if (typeof items === 'string') {
     try {
@@ -76,6 +76,9 @@ export function startIteration(params: Record<string, unknown>, scope: Scope): C
     }
   }
   if (!Array.isArray(items)) throw new Error(`items_ref '${String(params.items_ref)}' must resolve to a list (got ${items === null ? 'null' : typeof items})`);
+  if (items.length > limit.maxItems) {
+    throw new Error(`Iteration '${limit.id}' has ${items.length} items, which exceeds the limit of ${limit.maxItems} items (setting CAIRN_AGENT_ITERATION_MAX_ITEMS)`);
+  }
   const declared = Object.keys((params.outputs as Record<string, unknown>) ?? {});
   return { pass: -1, items, collected: Object.fromEntries(declared.map((k) => [k, []])) };
 }

@@ -6,6 +6,7 @@ import type { AgentCanvasService } from '../../services/agent-canvas.js';
 import type { AgentAttachmentService, UploadedFile } from '../../services/agent-attachments.js';
 import type { PipelineRerunService } from '../../services/pipeline-rerun.js';
 import { CANVAS_CATEGORIES } from '../../pipelines/names.js';
+import { contentDisposition } from '../../text/file-names.js';
 
 const tagsBody = {
   type: 'object',
@@ -32,7 +33,7 @@ const attachmentQuery = { type: 'object', properties: { disposition: { enum: ['i
 function sendInline(res: Response, file: { name: string; bytes: Uint8Array; contentType: string }): void {
   res.setHeader('Content-Type', file.contentType);
   res.setHeader('Content-Length', String(file.bytes.byteLength));
-  res.setHeader('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(file.name)}`);
+  res.setHeader('Content-Disposition', contentDisposition('inline', file.name));
   res.end(file.bytes);
 }
 

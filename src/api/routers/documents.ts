@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import multer from 'multer';
 import type { NextFunction, Request, Response } from 'express';
 import { route, Reply, type RouteSpec } from '../routes.js';
@@ -9,6 +11,7 @@ import { PARSER_CONFIG_SCHEMA } from '../../chunking/parser-config.js';
 import { CHUNK_METHODS } from '../../chunking/index.js';
 import { RUN_STATES } from '../../store/documents.js';
 import { firstFew, summarize } from '../../text/summary.js';
+import { contentDisposition, safeFileName } from '../../text/file-names.js';
 
 const ORDER_COLUMNS = ['create_time', 'update_time', 'name'];
 
@@ -63,19 +66,39 @@ export const uploadBody = (maxFileBytes: number) => ({
   properties: { file: list({ type: 'string', format: 'binary', maxLength: maxFileBytes }, MAX_FILES) },
 });
 
-/** Multipart upload into memory; field `file`, repeatable. File names are decoded as UTF-8. */
+/**
+ * Multipart upload into memory; field `file`, repeatable. File names are decoded as UTF-8 and made safe
+ * to show (src/text/file-names.ts); a name with nothing readable left becomes `upload`.
+ */
 export function uploadMiddleware(maxFileBytes: number) {
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: maxFileBytes, files: MAX_FILES }, defParamCharset: 'utf8' }).array('file');
+  // To temporary files first: a file over the limit is refused without its bytes ever being held in
+  // memory; accepted files are read back once the whole request has passed the limits.
+  const upload = multer({ storage: multer.diskStorage({ destination: os.tmpdir() }), limits: { fileSize: maxFileBytes, files: MAX_FILES }, defParamCharset: 'utf8' }).array('file');
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is('multipart/form-data')) return next(badRequest('Upload files as multipart/form-data in the field `file`'));
     upload(req, res, (err: unknown) => {
-      if (!err) return next();
+      if (!err) {
+        readBack((req.files as Express.Multer.File[] | undefined) ?? []).then(() => next(), next);
+        return;
+      }
       const e = err as { code?: string; message?: string };
-      if (e.code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, `File too large: the limit is ${maxFileBytes} bytes per file`));
+      if (e.code === 'LIMIT_FILE_SIZE') return next(new ApiError(413, `File too large: the limit is ${maxFileBytes} bytes per file (setting CAIRN_UPLOAD_LIMIT)`));
       if (e.code === 'LIMIT_UNEXPECTED_FILE') return next(badRequest('Files must be sent in the multipart field `file`'));
       next(badRequest(`Malformed multipart body: ${e.message ?? 'unreadable'}`));
     });
   };
+}
+
+/** The uploaded files' bytes from their temporary files (removed after), and their names made safe. */
+async function readBack(files: Express.Multer.File[]): Promise<void> {
+  try {
+    for (const f of files) {
+      f.buffer = await fs.readFile(f.path);
+      f.originalname = safeFileName(f.originalname) || 'upload';
+    }
+  } finally {
+    await Promise.all(files.map((f) => fs.rm(f.path, { force: true })));
+  }
 }
 
 const ingestionLogsQuery = {
@@ -203,7 +226,7 @@ function artifact(filename: string): never {
 export function sendFile(res: Response, file: { name: string; bytes: Uint8Array; contentType: string }): void {
   res.setHeader('Content-Type', file.contentType);
   res.setHeader('Content-Length', String(file.bytes.byteLength));
-  res.attachment(file.name);
+  res.setHeader('Content-Disposition', contentDisposition('attachment', file.name));
   res.end(file.bytes);
 }
 

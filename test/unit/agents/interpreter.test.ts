@@ -132,7 +132,47 @@ describe('canvas interpreter', () => {
     const { exec } = fakeExecutor(() => ({ outputs: {} }));
     const outcome = await runCanvas(input(canvas), exec);
     assert.equal(outcome.status, 'failed');
-    assert.match(outcome.error!, /loops without end/);
+    assert.match(outcome.error!, /more than 10000 steps, the limit of steps per turn \(setting CAIRN_AGENT_MAX_STEPS\): the canvas loops without end/);
+    assert.equal(outcome.failure?.kind, 'user');
+  });
+
+  it("a component's failure is the canvas's (kind user) and names the component's id, display name and type", async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['Retrieval:a']],
+      ['Retrieval:a', 'Retrieval', {}, []],
+    ]);
+    const { exec, events } = fakeExecutor(() => ({ outputs: {}, error: "Dataset 'x' not found" }));
+    const outcome = await runCanvas({ ...input(canvas), names: { 'Retrieval:a': 'Find docs' } }, exec);
+    assert.equal(outcome.error, "Component 'Retrieval:a' (Retrieval, named 'Find docs') failed: Dataset 'x' not found");
+    assert.deepEqual(outcome.failure, { kind: 'user', message: outcome.error, component_id: 'Retrieval:a', component_name: 'Find docs', component_type: 'Retrieval' });
+    assert.deepEqual(events.at(-1)!.data, outcome.failure, 'the run_error event carries the classification');
+  });
+
+  it('a bad variable reference fails its component as the canvas\'s fault', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['Message:m']],
+      ['Message:m', 'Message', { content: ['{Nowhere:x@content}'] }, []],
+    ]);
+    const { exec } = fakeExecutor(() => ({ outputs: {} }));
+    const outcome = await runCanvas(input(canvas), exec);
+    assert.equal(outcome.status, 'failed');
+    assert.equal(outcome.failure?.kind, 'user', outcome.error);
+    assert.equal(outcome.failure?.component_id, 'Message:m');
+  });
+
+  it('a programming error or an activity the engine gave up on is a fault of Cairn (kind internal)', async () => {
+    const canvas = dsl([
+      ['begin', 'Begin', {}, ['Retrieval:a']],
+      ['Retrieval:a', 'Retrieval', {}, []],
+    ]);
+    const bug = fakeExecutor(() => {
+      throw new TypeError("Cannot read properties of undefined (reading 'x')");
+    });
+    assert.equal((await runCanvas(input(canvas), bug.exec)).failure?.kind, 'internal');
+    const lost = fakeExecutor(() => ({ outputs: {}, error: 'worker lost', internal: true }));
+    const outcome = await runCanvas(input(dsl([['begin', 'Begin', {}, ['Retrieval:a']], ['Retrieval:a', 'Retrieval', {}, []]])), lost.exec);
+    assert.equal(outcome.failure?.kind, 'internal');
+    assert.equal(outcome.failure?.component_id, 'Retrieval:a');
   });
 
   it('a UserFillUp with unanswered fields pauses; the next turn with inputs resumes at it and keeps earlier outputs', async () => {
@@ -232,6 +272,36 @@ describe('canvas interpreter', () => {
       const outcome = await runCanvas(input(canvas, 'plain text'), exec);
       assert.equal(outcome.status, 'failed');
       assert.match(outcome.error!, /Iteration:it.*items_ref 'sys.query' must resolve to a list/);
+    });
+
+    it('an Iteration over more items than CAIRN_AGENT_ITERATION_MAX_ITEMS fails naming the Iteration, the limit and the setting; one at the limit runs', async () => {
+      const rows: ParentRow[] = [
+        ['begin', 'Begin', { inputs: { items: { type: 'list' } } }, ['Iteration:it']],
+        ['Iteration:it', 'Iteration', { items_ref: 'begin@items', outputs: {} }, ['Message:m']],
+        ['IterationItem:i', 'IterationItem', {}, [], 'Iteration:it'],
+        ['Message:m', 'Message', { content: ['ok'] }, []],
+      ];
+      const limits = { maxSteps: 10_000, iterationMaxItems: 3 };
+      const over = await runCanvas({ ...input(nested(rows), '', { items: { value: [1, 2, 3, 4] } }), limits }, fakeExecutor(echo).exec);
+      assert.equal(over.status, 'failed');
+      assert.match(over.error!, /Iteration 'Iteration:it' has 4 items, which exceeds the limit of 3 items \(setting CAIRN_AGENT_ITERATION_MAX_ITEMS\)/);
+      assert.equal(over.failure?.kind, 'user');
+      assert.equal(over.failure?.component_id, 'Iteration:it');
+      const at = await runCanvas({ ...input(nested(rows), '', { items: { value: [1, 2, 3] } }), limits }, fakeExecutor(echo).exec);
+      assert.equal(at.status, 'finished', at.error);
+    });
+
+    it('a Loop that outlives the step budget fails naming the Loop and CAIRN_AGENT_MAX_STEPS', async () => {
+      const canvas = nested([
+        ['begin', 'Begin', {}, ['Loop:l']],
+        ['Loop:l', 'Loop', { loop_variables: [], maximum_loop_count: 1_000_000 }, []],
+        ['LoopItem:i', 'LoopItem', {}, ['StringTransform:s'], 'Loop:l'],
+        ['StringTransform:s', 'StringTransform', { method: 'merge', script: 'x' }, [], 'Loop:l'],
+      ]);
+      const outcome = await runCanvas({ ...input(canvas), limits: { maxSteps: 50, iterationMaxItems: 10 } }, fakeExecutor(echo).exec);
+      assert.equal(outcome.status, 'failed');
+      assert.match(outcome.error!, /more than 50 steps \(still inside Loop 'Loop:l'\), the limit of steps per turn \(setting CAIRN_AGENT_MAX_STEPS\)/);
+      assert.equal(outcome.failure?.component_id, 'Loop:l');
     });
 
     it('a Loop runs its children until maximum_loop_count, then goes on downstream with its loop variables', async () => {

@@ -280,6 +280,14 @@ describe('agents: DSL validation', () => {
       rejects(dsl, /Component 'LLM:Foo' \(LLM\): field 'downstream' refers to unknown component 'Message:Gone'/);
     });
 
+    it('a component wired to itself (its downstream or upstream names it) is refused, naming it', () => {
+      for (const field of ['downstream', 'upstream'] as const) {
+        const dsl = llm({});
+        (dsl.components as Record<string, Record<string, string[]>>)['LLM:Foo']![field] = ['LLM:Foo'];
+        rejects(dsl, new RegExp(`Component 'LLM:Foo' \\(LLM\\): field '${field}' wires the component to itself`));
+      }
+    });
+
     it('exception_goto must name existing components', () => {
       rejects(llm({ exception_method: 'goto', exception_goto: ['Nowhere'] }), /param 'exception_goto' refers to unknown component 'Nowhere'/);
     });
