@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isZombie, processStartToken, terminateProcess } from './process-identity.js';
+import { configEnv } from '../config-schema.js';
 
 /**
  * Every child process Cairn starts (parsers, the embedding process, the Temporal dev server) carries this
@@ -21,7 +22,7 @@ export function markChildrenOf(dataDir: string): void {
 }
 
 /** The environment for a child: `base` plus the mark, once markChildrenOf ran. */
-export function childEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function childEnv(base: NodeJS.ProcessEnv = configEnv()): NodeJS.ProcessEnv {
   return mark ? { ...base, [MARK]: mark } : base;
 }
 
