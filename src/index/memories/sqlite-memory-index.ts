@@ -157,7 +157,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
   }
 
   async invalidate(memoryId: string, messageId: number, at: number, replacedBy: number | null): Promise<boolean> {
-    return this.s.invalidate.run(Math.round(at), replacedBy, memoryId, messageId).changes > 0;
+    return this.s.invalidate.run({ at: Math.round(at), by: replacedBy, memory: memoryId, message: messageId }).changes > 0;
   }
 
   async itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]> {
@@ -312,8 +312,8 @@ function prepare(db: Database) {
     getMany: p(`SELECT ${COLUMNS} FROM memory_rows WHERE message_id IN (SELECT value FROM json_each(?))`),
     forget: p(`UPDATE memory_rows SET forget_at = ? WHERE memory_id = ? AND message_id = ? AND forget_at IS NULL`),
     setStatus: p(`UPDATE memory_rows SET status = ? WHERE memory_id = ? AND message_id = ?`),
-    invalidate: p(`UPDATE memory_rows SET invalid_at = min(coalesce(invalid_at, ?1), ?1), replaced_by = ?2
-      WHERE memory_id = ?3 AND message_id = ?4`),
+    invalidate: p(`UPDATE memory_rows SET invalid_at = min(coalesce(invalid_at, :at), :at), replaced_by = :by
+      WHERE memory_id = :memory AND message_id = :message`),
     listCount: p(`SELECT count(*) AS n FROM memory_rows r WHERE r.memory_id = :memory AND ${ROOT}`),
     listPage: p(`SELECT ${COLUMNS} FROM memory_rows r WHERE r.memory_id = :memory AND ${ROOT}
       ORDER BY r.valid_at DESC, r.message_id DESC LIMIT :limit OFFSET :offset`),
