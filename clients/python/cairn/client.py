@@ -273,21 +273,25 @@ class Client:
 
     def search_message(self, query: str, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
                        user_id: str | None = None, similarity_threshold: float = 0.2,
-                       keywords_similarity_weight: float = 0.7, top_n: int = 10) -> list[dict]:
+                       keywords_similarity_weight: float = 0.7, top_n: int = 10, include_invalid: bool = False) -> list[dict]:
         """Hybrid search over enabled, not forgotten messages: ``similarity = w * term_similarity +
         (1 - w) * vector_similarity`` with ``w = keywords_similarity_weight`` (0.5 weighs keywords and
-        meaning equally); the best ``top_n`` at or above ``similarity_threshold``, most recent first."""
+        meaning equally); the best ``top_n`` at or above ``similarity_threshold``, most recent first. Items no
+        longer current (updated, contradicted, corrected or retracted) are left out unless ``include_invalid``."""
         params = {
             "query": query, "memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id,
             "user_id": user_id, "similarity_threshold": similarity_threshold,
             "keywords_similarity_weight": keywords_similarity_weight, "top_n": top_n,
+            "include_invalid": "true" if include_invalid else None,
         }
         return self._call("GET", "/messages/search", params=params).get("data") or []
 
     def get_recent_messages(self, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
-                            limit: int = 10) -> list[dict]:
-        """The most recent messages of the memories (every type, forgotten ones left out), newest first."""
-        params = {"memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id, "limit": limit}
+                            limit: int = 10, include_invalid: bool = False) -> list[dict]:
+        """The most recent messages of the memories (every type, forgotten ones and items no longer current left
+        out unless ``include_invalid``), newest first."""
+        params = {"memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id, "limit": limit,
+                  "include_invalid": "true" if include_invalid else None}
         return self._call("GET", "/messages", params=params).get("data") or []
 
 
