@@ -84,7 +84,8 @@ describe('agents remember across sessions: the "assistant with memory" template'
       return !found.some((m) => m.content === TEAL) || undefined;
     }, 30_000, 200);
     const fourth = await turn('Which colour do I like?');
-    assert.ok(fourth.includes(GREEN), fourth);
+    const searched = (await api.get('/messages/search', { query: 'Which colour do I like?', memory_id: memoryId, include_invalid: true, similarity_threshold: 0 })).body.data;
+    assert.ok(fourth.includes(GREEN), `${fourth}\n${JSON.stringify(searched.map((m: any) => [m.message_type, m.content, m.similarity, m.invalid_at]))}`);
     assert.ok(!fourth.includes(TEAL), 'the replaced fact is not recalled');
   });
 });
