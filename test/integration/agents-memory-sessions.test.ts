@@ -83,9 +83,10 @@ describe('agents remember across sessions: the "assistant with memory" template'
       const found = (await api.get('/messages/search', { query: TEAL, memory_id: memoryId, similarity_threshold: 0 })).body.data as any[];
       return !found.some((m) => m.content === TEAL) || undefined;
     }, 30_000, 200);
-    const fourth = await turn('Which colour do I like?');
-    const searched = (await api.get('/messages/search', { query: 'Which colour do I like?', memory_id: memoryId, include_invalid: true, similarity_threshold: 0 })).body.data;
-    assert.ok(fourth.includes(GREEN), `${fourth}\n${JSON.stringify(searched.map((m: any) => [m.message_type, m.content, m.similarity, m.invalid_at]))}`);
+    // Worded apart from session 2's question: that turn is in the memory too, and a near-copy of the query
+    // takes the top term score (similarity is relative to the best match, docs/memories.md "Search").
+    const fourth = await turn('Tell me my favourite colour.');
+    assert.ok(fourth.includes(GREEN), fourth);
     assert.ok(!fourth.includes(TEAL), 'the replaced fact is not recalled');
   });
 });
