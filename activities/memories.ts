@@ -4,7 +4,7 @@ import type { ActivityDeps } from './deps.js';
 import type { MemoryExtractionInput } from '../src/memories/types.js';
 import type { ExtractedItem } from '../src/memories/extraction.js';
 import type { CleanedExtraction } from '../src/memories/structured.js';
-import { MemoryExtractor, type BeginOutcome } from '../src/services/memory-extractor.js';
+import { MemoryExtractor, type BeginOutcome, type ReconcileOutcome } from '../src/services/memory-extractor.js';
 import { ModelError } from '../src/models/types.js';
 
 /** Failures that another attempt cannot fix: the task fails at once with the reason. */
@@ -43,6 +43,11 @@ export function memoryActivities({ store, memories, models }: ActivityDeps) {
 
     storeMemoryItems(input: MemoryExtractionInput & { items: ExtractedItem[] }): Promise<{ stored: number; evicted: number; alreadyStored: boolean }> {
       return withHeartbeats(() => extractor.storeItems(input.memoryId, input.messageId, input.items));
+    },
+
+    reconcileMemoryFacts(input: MemoryExtractionInput): Promise<ReconcileOutcome> {
+      const ctx = Context.current();
+      return withHeartbeats(() => extractor.reconcileFacts(input.memoryId, input.messageId, { signal: ctx.cancellationSignal }));
     },
 
     finishMemoryTask(input: MemoryExtractionInput & { message: string }): Promise<void> {

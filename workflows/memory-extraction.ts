@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { MemoryExtractionInput } from '../src/memories/types.js';
 import type { ExtractedItem } from '../src/memories/extraction.js';
@@ -29,6 +29,21 @@ export function nothingKeptMessage(note: string): string {
   return `Done: nothing to remember in this turn (${note ? `the model's items were ${note.replace(/^dropped /, 'dropped: ')}` : 'the model found no items in it'})`;
 }
 
+/**
+ * Retires the facts the new semantic items update or contradict; the task's message says how many. The items are
+ * stored by then, so a failure here (the model unreachable after every attempt, an unreadable answer) does not fail
+ * the extraction: the earlier facts stay current and the message says why they were not checked.
+ */
+async function reconcileFacts(input: MemoryExtractionInput): Promise<string> {
+  try {
+    const { replaced } = await modelSteps.reconcileMemoryFacts(input);
+    return replaced ? `; ${replaced} earlier fact(s) replaced` : '';
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    return `; earlier facts not checked for updates: ${cause instanceof Error ? cause.message : String(cause)}`;
+  }
+}
+
 /** The failure type of an extraction that failed: its workflow ends FAILED (the Temporal UI, /metrics). */
 export const EXTRACTION_FAILED = 'MemoryExtractionFailed';
 
@@ -50,7 +65,9 @@ export async function memoryExtraction(input: MemoryExtractionInput): Promise<Me
     const { stored, evicted, alreadyStored } = await modelSteps.storeMemoryItems({ ...input, items });
     const freed = evicted ? `; ${evicted} older message(s) removed by FIFO to make room` : '';
     const dropped = note ? `; ${note}` : '';
-    const message = items.length === 0 ? nothingKeptMessage(note) : alreadyStored ? `Done: ${items.length} item(s) stored` : `Done: ${stored} item(s) stored${freed}${dropped}`;
+    // Runs started before facts were reconciled replay without the step (patched).
+    const facts = items.some((i) => i.type === 'semantic') && patched('memory-fact-updates') ? await reconcileFacts(input) : '';
+    const message = items.length === 0 ? nothingKeptMessage(note) : alreadyStored ? `Done: ${items.length} item(s) stored${facts}` : `Done: ${stored} item(s) stored${freed}${dropped}${facts}`;
     await quick.finishMemoryTask({ ...input, message });
     return { status: 'done', stored, evicted };
   } catch (err) {

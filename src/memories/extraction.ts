@@ -68,7 +68,11 @@ function optionalTime(value: unknown): number | null {
  * (the first ones). An item may be an object with `content` or a bare string; items without content are
  * skipped. valid_at falls back to the conversation time; invalid_at to null.
  */
-export function parseExtraction(answer: string, types: readonly ExtractedType[], conversationTime: number): ExtractedItem[] {
+/**
+ * The one JSON object in a model's answer (fences, <think> blocks and chatter around the braces tolerated);
+ * anything else is an InvalidExtractionError naming what the model said.
+ */
+export function parseJsonObject(answer: string, expected = 'a JSON object with semantic / episodic / procedural lists'): Record<string, unknown> {
   const text = stripFences(answer);
   if (!text) throw new InvalidExtractionError('the model returned an empty answer instead of the JSON object');
   let parsed: unknown;
@@ -86,9 +90,13 @@ export function parseExtraction(answer: string, types: readonly ExtractedType[],
     }
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new InvalidExtractionError(`the model's answer is not a JSON object with semantic / episodic / procedural lists: "${excerpt(answer)}"`);
+    throw new InvalidExtractionError(`the model's answer is not ${expected}: "${excerpt(answer)}"`);
   }
-  const record = parsed as Record<string, unknown>;
+  return parsed as Record<string, unknown>;
+}
+
+export function parseExtraction(answer: string, types: readonly ExtractedType[], conversationTime: number): ExtractedItem[] {
+  const record = parseJsonObject(answer);
   const items: ExtractedItem[] = [];
   for (const type of types) {
     const raw = record[type];

@@ -103,6 +103,8 @@ export interface SearchInput {
   valid_until?: unknown;
   message_type?: string[] | string;
   include_source?: boolean;
+  /** Also the facts no longer current (invalid_at passed: updated, contradicted, corrected, retracted). */
+  include_invalid?: boolean;
 }
 
 export interface RecentInput {
@@ -110,6 +112,7 @@ export interface RecentInput {
   agent_id?: string | null;
   session_id?: string | null;
   limit?: number;
+  include_invalid?: boolean;
 }
 
 function checkName(raw: unknown): string {
@@ -414,7 +417,7 @@ export class MemoryService {
     return result;
   }
 
-  async listMessages(p: Principal, memoryId: string, input: { agent_id?: string[]; keywords?: string; page: number; page_size: number }) {
+  async listMessages(p: Principal, memoryId: string, input: { agent_id?: string[]; keywords?: string; page: number; page_size: number; include_invalid?: boolean }) {
     const memory = await this.get(p, memoryId);
     const { total, messages, extracted } = await this.index.list(memory.id, {
       agentIds: splitList(input.agent_id),
@@ -428,12 +431,13 @@ export class MemoryService {
       this.store.memories.agentTitles(all.map((m) => m.agent_id)),
     ]);
     const brief = (m: MemoryMessage) => ({ ...messageFields(m), agent_name: agents.get(m.agent_id) ?? '' });
+    const now = nowMs();
     return {
       messages: {
         message_list: messages.map((m) => ({
           ...brief(m),
           ...(m.message_type === 'raw' ? { task: taskView(tasks.get(m.message_id)) } : {}),
-          extract: (extracted.get(m.message_id) ?? []).map(brief),
+          extract: (extracted.get(m.message_id) ?? []).filter((item) => input.include_invalid || isCurrent(item, now)).map(brief),
         })),
         total_count: total,
       },
@@ -490,6 +494,7 @@ export class MemoryService {
           agentId: input.agent_id || undefined,
           sessionId: input.session_id || undefined,
           userId: input.user_id || undefined,
+          currentAt: input.include_invalid ? undefined : nowMs(),
         },
         similarity_threshold: input.similarity_threshold ?? SEARCH_DEFAULTS.similarity_threshold,
         keywords_similarity_weight: input.keywords_similarity_weight ?? SEARCH_DEFAULTS.keywords_similarity_weight,
@@ -507,9 +512,44 @@ export class MemoryService {
       memoryIds: memories.map((m) => m.id),
       agentId: input.agent_id || undefined,
       sessionId: input.session_id || undefined,
+      currentAt: input.include_invalid ? undefined : nowMs(),
       limit: input.limit ?? 10,
     });
     return messages.map((m) => ({ ...messageFields(m), content: m.content }));
+  }
+
+  /**
+   * Corrects an extracted item: the corrected text is stored as a new item of the same type, source, agent,
+   * session and user (valid from now, embedded with the memory's model), and the old one gets invalid_at now and
+   * replaced_by the new one; nothing is deleted, so include_invalid shows the history. Raw messages record what
+   * was said and are not corrected; an item no longer current is corrected through the one that replaced it.
+   */
+  async correct(p: Principal, memoryId: string, messageId: number, content: unknown) {
+    if (typeof content !== 'string' || !content.trim()) throw badRequest('`content` is required: the corrected text of the item.');
+    const memory = await this.get(p, memoryId);
+    const old = currentItem(await this.requireMessage(memory, messageId), 'corrected');
+    const text = content.trim();
+    const [vector] = await (await this.models.embedding(memory.tenant_id, memory.embd_id)).embed([text]);
+    const size = messageSize(text, vector!.length);
+    if (size > memory.memory_size) throw tooLarge(memory, size);
+    const now = nowMs();
+    const { messageIds } = await this.index.add(memory.id, [{
+      message_type: old.message_type, source_id: old.source_id, user_id: old.user_id, agent_id: old.agent_id,
+      session_id: old.session_id, content: text, vector: vector!, valid_at: now,
+    }], { limit: memory.memory_size, tenantId: memory.tenant_id });
+    const replacement = messageIds[0]!;
+    await this.index.invalidate(memory.id, old.message_id, now, replacement);
+    const stored = await this.requireMessage(memory, replacement);
+    return { ...messageFields(stored), content: stored.content, replaces: old.message_id };
+  }
+
+  /** Retracts an extracted item: invalid_at now, nothing replaces it; it stays readable with include_invalid. */
+  async retract(p: Principal, memoryId: string, messageId: number) {
+    const memory = await this.get(p, memoryId);
+    const old = currentItem(await this.requireMessage(memory, messageId), 'retracted');
+    await this.index.invalidate(memory.id, old.message_id, nowMs(), null);
+    const stored = await this.requireMessage(memory, old.message_id);
+    return { ...messageFields(stored), content: stored.content };
   }
 
   private async requireMemories(p: Principal, ids: string[] | string): Promise<MemoryRow[]> {
@@ -590,6 +630,21 @@ function messageNotFound(memoryId: string, messageId: number): ApiError {
   return notFound(`Message '${messageId}' in memory '${memoryId}' not found.`);
 }
 
+/** Current at `now`: no invalid_at, or one still in the future. */
+function isCurrent(m: MemoryMessage, now: number): boolean {
+  return m.invalid_at === null || m.invalid_at > now;
+}
+
+/** The message, when it is an extracted item still current (what correct and retract act on); else a 400 saying why. */
+function currentItem(m: MemoryMessage, action: string): MemoryMessage {
+  if (m.message_type === 'raw') throw badRequest(`Message '${m.message_id}' is a raw message (what was said); only extracted items can be ${action}.`);
+  if (!isCurrent(m, nowMs())) {
+    const by = m.replaced_by !== null ? `; it was replaced by message '${m.replaced_by}'` : '';
+    throw badRequest(`Message '${m.message_id}' is no longer current (invalid since ${new Date(m.invalid_at!).toISOString()})${by}.`);
+  }
+  return m;
+}
+
 /** The fields every message dict carries (times as Unix seconds). */
 function messageFields(m: MemoryMessage) {
   return {
@@ -602,6 +657,7 @@ function messageFields(m: MemoryMessage) {
     session_id: m.session_id,
     valid_at: seconds(m.valid_at),
     invalid_at: seconds(m.invalid_at),
+    replaced_by: m.replaced_by,
     forget_at: seconds(m.forget_at),
     status: m.status,
   };

@@ -13,6 +13,20 @@ import { messageSize, MemoryFullError } from '../memories/size.js';
 import { parseExtraction, type ExtractedItem } from '../memories/extraction.js';
 import { cleanExtraction, extractionSchema, extractionTokenBudget, type CleanedExtraction } from '../memories/structured.js';
 import { isBuiltinModelId } from '../models/builtin/spec.js';
+import { searchMessages } from '../memories/search.js';
+import {
+  FACT_UPDATE_SYSTEM_PROMPT, factUpdateSchema, factUpdateUserPrompt, parseFactDecisions, type FactCandidate,
+} from '../memories/fact-updates.js';
+
+/** Similar current facts put to the model for each new semantic item (more only lengthens the question). */
+const FACT_CANDIDATES = 5;
+/** How similar (the search's hybrid similarity) an existing fact must be to be asked about. */
+const FACT_SIMILARITY = 0.2;
+
+/** What reconcileFacts did: how many earlier facts it found updated or contradicted (now replaced). */
+export interface ReconcileOutcome {
+  replaced: number;
+}
 
 function sourceGone(): Error {
   const err = new Error('the memory or its raw message was removed before extraction finished');
@@ -126,6 +140,51 @@ export class MemoryExtractor {
     if (!(await this.store.memories.byId(memoryId))) await this.index.deleteMemory(memoryId);
     await this.report(memoryId, messageId, 0.95, added.alreadyStored ? 'Items were already stored' : `Stored ${items.length} item(s)`);
     return { stored: added.alreadyStored ? 0 : items.length, evicted: added.evicted.length, alreadyStored: added.alreadyStored };
+  }
+
+  /**
+   * Facts stay current: for each semantic item extracted from this raw message, the memory's similar current
+   * facts (hybrid search with the item's own vector) are put to the chat model in one structured question —
+   * adds, updates or contradicts? An updated or contradicted fact gets invalid_at (the new item's valid_at) and
+   * replaced_by (the new item); nothing is deleted. Idempotent: a fact once replaced is no longer a candidate.
+   * Only older facts (valid_at not after the new item's) are candidates, so a late extraction of an old turn
+   * never retires a newer fact.
+   */
+  async reconcileFacts(memoryId: string, messageId: number, options: { signal?: AbortSignal } = {}): Promise<ReconcileOutcome> {
+    const found = await this.load(memoryId, messageId);
+    if (!found) return { replaced: 0 };
+    const { memory, raw } = found;
+    const now = nowMs();
+    const fresh = (await this.index.itemsOf(memoryId, raw.message_id))
+      .filter((m) => m.message_type === 'semantic' && (m.invalid_at === null || m.invalid_at > now));
+    if (fresh.length === 0) return { replaced: 0 };
+    const ownIds = new Set(fresh.map((m) => m.message_id));
+    let chat: Awaited<ReturnType<ModelClients['chat']>> | undefined;
+    let replaced = 0;
+    for (const item of fresh) {
+      const hits = await searchMessages(
+        { query: item.content, filter: { memoryIds: [memoryId], currentAt: now }, similarity_threshold: FACT_SIMILARITY, top_n: FACT_CANDIDATES + ownIds.size },
+        { index: this.index, embedQuery: async () => item.vector },
+      );
+      const candidates: FactCandidate[] = hits
+        .map((h) => h.message)
+        .filter((m) => m.message_type === 'semantic' && !ownIds.has(m.message_id) && m.source_id !== raw.message_id && m.valid_at <= item.valid_at)
+        .slice(0, FACT_CANDIDATES)
+        .map((m) => ({ message_id: m.message_id, content: m.content, valid_at: m.valid_at }));
+      if (candidates.length === 0) continue;
+      await this.report(memoryId, messageId, 0.97, `Checking "${item.content.slice(0, 60)}" against ${candidates.length} earlier fact(s)`);
+      chat ??= await this.models.chat(memory.tenant_id, memory.llm_id);
+      const structured = isBuiltinModelId(chat.id) ? { json_schema: factUpdateSchema(candidates.length), max_tokens: 24 + 16 * candidates.length } : {};
+      const answer = await chat.complete(
+        [{ role: 'system', content: FACT_UPDATE_SYSTEM_PROMPT }, { role: 'user', content: factUpdateUserPrompt(item, candidates) }],
+        { temperature: 0, signal: options.signal, ...structured },
+      );
+      for (const decision of parseFactDecisions(answer, candidates)) {
+        if (decision.relation === 'adds') continue;
+        if (await this.index.invalidate(memoryId, decision.message_id, item.valid_at, item.message_id)) replaced++;
+      }
+    }
+    return { replaced };
   }
 
   async finish(memoryId: string, messageId: number, message: string): Promise<void> {

@@ -629,6 +629,14 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('agent_attachments_agent').on('agent_attachments').column('agent_id').execute();
     },
   },
+  '0020_memory_fact_links': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // Facts stay current (docs/memories.md): the message that superseded an updated, contradicted or corrected
+      // item. The scale-out ledger's copy of the embedded index's memory_rows.replaced_by.
+      await db.schema.alterTable('memory_messages').addColumn('replaced_by', t.bigint).execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

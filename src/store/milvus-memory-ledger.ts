@@ -83,6 +83,7 @@ function toRow(m: MemoryMessage, dedupKey: string | null): Row {
     content: m.content,
     valid_at: whole(m.valid_at),
     invalid_at: m.invalid_at === null ? null : whole(m.invalid_at),
+    replaced_by: m.replaced_by ?? null,
     forget_at: m.forget_at === null ? null : whole(m.forget_at),
     status: m.status ? 1 : 0,
     size: m.size,
@@ -131,7 +132,7 @@ export class MemoryLedger {
         const rows = fresh.map(({ m, i, size }, j) => {
           ids[i] = first + j;
           const message: MemoryMessage = {
-            ...m, message_id: first + j, memory_id: memoryId, tenant_id: options.tenantId, invalid_at: m.invalid_at ?? null,
+            ...m, message_id: first + j, memory_id: memoryId, tenant_id: options.tenantId, invalid_at: m.invalid_at ?? null, replaced_by: null,
             forget_at: null, status: true, size, create_time: now,
           };
           return toRow(message, m.dedup_key ?? null);
@@ -192,6 +193,27 @@ export class MemoryLedger {
       return (await trx.selectFrom('memory_messages').select('message_id')
         .where('memory_id', '=', memoryId).where('message_id', '=', messageId).executeTakeFirst()) !== undefined;
     });
+  }
+
+  /** MemoryIndex.invalidate: invalid_at (an earlier one kept) and replaced_by, the search copy rewritten. */
+  async invalidate(memoryId: string, messageId: number, at: number, replacedBy: number | null): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockTotals(trx, memoryId);
+      const row = await trx.selectFrom('memory_messages').select('invalid_at')
+        .where('memory_id', '=', memoryId).where('message_id', '=', messageId).executeTakeFirst();
+      if (!row) return false;
+      const invalidAt = row.invalid_at === null ? whole(at) : Math.min(row.invalid_at, whole(at));
+      await trx.updateTable('memory_messages').set({ invalid_at: invalidAt, replaced_by: replacedBy })
+        .where('memory_id', '=', memoryId).where('message_id', '=', messageId).execute();
+      await requestSync(trx, memoryId, [messageId], newToken());
+      return true;
+    });
+  }
+
+  async itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]> {
+    const rows = await this.db.selectFrom('memory_messages').selectAll()
+      .where('memory_id', '=', memoryId).where('source_id', '=', sourceId).orderBy('message_id').execute();
+    return rows.map(toMessage);
   }
 
   async setStatus(memoryId: string, messageId: number, status: boolean): Promise<boolean> {
@@ -299,6 +321,7 @@ export class MemoryLedger {
       .$if(query.sessionId !== undefined, (q) => q.where('session_id', '=', query.sessionId!))
       .$if(query.userId !== undefined, (q) => q.where('user_id', '=', query.userId!))
       .where('forget_at', 'is', null)
+      .$if(query.currentAt !== undefined, (q) => q.where((eb) => eb.or([eb('invalid_at', 'is', null), eb('invalid_at', '>', whole(query.currentAt!))])))
       .orderBy('valid_at', 'desc').orderBy('message_id', 'desc')
       .limit(Math.floor(query.limit)).execute();
     return rows.map(toMessage);
@@ -316,6 +339,7 @@ export class MemoryLedger {
         .$if(filter.sessionId !== undefined, (q) => q.where('session_id', '=', filter.sessionId!))
         .$if(filter.userId !== undefined, (q) => q.where('user_id', '=', filter.userId!))
         .where('status', '=', 1).where('forget_at', 'is', null)
+        .$if(filter.currentAt !== undefined, (q) => q.where((eb) => eb.or([eb('invalid_at', 'is', null), eb('invalid_at', '>', whole(filter.currentAt!))])))
         .execute();
       for (const r of rows) found.add(r.message_id);
     }

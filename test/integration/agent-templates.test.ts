@@ -5,7 +5,7 @@ import { parsedDataset, userWithModel } from './chat-helpers.js';
 import { runStream, streamedText } from './agent-helpers.js';
 import { validateDsl } from '../../src/agents/validate.js';
 
-const TEMPLATE_IDS = ['batch_summarizer', 'customer_service', 'dataset_chatbot', 'feedback_dispatcher', 'interactive_planner', 'refine_writer'];
+const TEMPLATE_IDS = ['assistant_with_memory', 'batch_summarizer', 'customer_service', 'dataset_chatbot', 'feedback_dispatcher', 'interactive_planner', 'refine_writer'];
 
 const DOCS = {
   'cairns.txt': 'A cairn is a human-made pile of stones. Hikers use cairns to mark trails across bare rock and above the tree line.',
@@ -58,7 +58,7 @@ describe('agent templates: listed, created in one call, each runs end to end wit
     return res.body.data.id;
   }
 
-  it('GET /agents/templates lists the six agent templates in RAGFlow\'s format (then the pipelines\'); every DSL passes validateDsl, names each component in its graph and leaves kb_ids empty', async () => {
+  it('GET /agents/templates lists the seven agent templates in RAGFlow\'s format (then the pipelines\'); every DSL passes validateDsl, names each component in its graph and leaves kb_ids empty', async () => {
     const res = await api.get('/agents/templates');
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const templates: any[] = res.body.data.filter((t: any) => t.canvas_category === 'agent_canvas');

@@ -276,12 +276,13 @@ class Client:
 
     def search_message(self, query: str, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
                        user_id: str | None = None, similarity_threshold: float = 0.2,
-                       keywords_similarity_weight: float = 0.7, top_n: int = 10, *,
-                       valid_since: int | float | str | None = None, valid_until: int | float | str | None = None,
-                       message_type: list[str] | str | None = None, include_source: bool = False) -> list[dict]:
+                        keywords_similarity_weight: float = 0.7, top_n: int = 10, include_invalid: bool = False, *,
+                        valid_since: int | float | str | None = None, valid_until: int | float | str | None = None,
+                        message_type: list[str] | str | None = None, include_source: bool = False) -> list[dict]:
         """Hybrid search over enabled, not forgotten messages: ``similarity = w * term_similarity +
         (1 - w) * vector_similarity`` with ``w = keywords_similarity_weight`` (0.5 weighs keywords and
-        meaning equally); the best ``top_n`` at or above ``similarity_threshold``, most recent first.
+        meaning equally); the best ``top_n`` at or above ``similarity_threshold``, most recent first. Items no
+        longer current (updated, contradicted, corrected or retracted) are left out unless ``include_invalid``.
         Each hit carries ``valid_date`` (ISO 8601). Cairn extensions: ``valid_since`` / ``valid_until``
         (Unix seconds or ISO 8601, inclusive; a date alone is the whole day) keep one period,
         ``message_type`` keeps those types, ``include_source`` adds to each extracted item the turn it
@@ -293,13 +294,16 @@ class Client:
             "valid_since": valid_since, "valid_until": valid_until,
             "message_type": ",".join(message_type) if isinstance(message_type, (list, tuple)) else message_type,
             "include_source": True if include_source else None,
+            "include_invalid": "true" if include_invalid else None,
         }
         return self._call("GET", "/messages/search", params=params).get("data") or []
 
     def get_recent_messages(self, memory_id: list[str], agent_id: str | None = None, session_id: str | None = None,
-                            limit: int = 10) -> list[dict]:
-        """The most recent messages of the memories (every type, forgotten ones left out), newest first."""
-        params = {"memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id, "limit": limit}
+                            limit: int = 10, include_invalid: bool = False) -> list[dict]:
+        """The most recent messages of the memories (every type, forgotten ones and items no longer current left
+        out unless ``include_invalid``), newest first."""
+        params = {"memory_id": memory_ids(memory_id), "agent_id": agent_id, "session_id": session_id, "limit": limit,
+                  "include_invalid": "true" if include_invalid else None}
         return self._call("GET", "/messages", params=params).get("data") or []
 
 

@@ -86,6 +86,17 @@ class Memory(Base):
         self.rag._call("PUT", f"/messages/{self.id}:{_message_id(message_id)}", json={"status": status})
         return True
 
+    def correct_message(self, message_id: int, content: str) -> dict[str, Any]:
+        """Corrects an extracted item: a new item with ``content`` replaces it (returned, with ``replaces``); the old
+        one stays readable with ``invalid_at`` and ``replaced_by`` set. Raw messages and items no longer current
+        cannot be corrected (400)."""
+        return self.rag._call("POST", f"/messages/{self.id}:{_message_id(message_id)}/correct", json={"content": content}).get("data") or {}
+
+    def retract_message(self, message_id: int) -> dict[str, Any]:
+        """Retracts an extracted item: no longer current (``invalid_at`` now), nothing replaces it, never deleted.
+        Returns the item as it is now."""
+        return self.rag._call("POST", f"/messages/{self.id}:{_message_id(message_id)}/retract", json={}).get("data") or {}
+
     def get_message_content(self, message_id: int) -> dict[str, Any]:
         """The message dict with its full ``content`` and embedding vector ``content_embed``."""
         return self.rag._call("GET", f"/messages/{self.id}:{_message_id(message_id)}/content").get("data") or {}

@@ -3,6 +3,7 @@ import type { RetrievalService } from '../../services/retrieval.js';
 import type { MemoryService } from '../../services/memories.js';
 import { tenantPrincipal } from '../../services/access.js';
 import type { ReferenceChunk } from '../../retrieval/types.js';
+import { recallOrder, recallText } from './memory-recall.js';
 
 /** RAGFlow's Retrieval tool, as an Agent sees it. */
 export const RETRIEVAL_TOOL_NAME = 'search_my_dateset';
@@ -29,8 +30,9 @@ async function retrieveMemories(memories: RetrievalSources['memories'], tenantId
     keywords_similarity_weight: typeof params.keywords_similarity_weight === 'number' ? params.keywords_similarity_weight : 0.7,
     top_n: Number(params.top_n ?? 8) || 8,
   });
-  const json = hits.map((h) => ({ ...h })) as Record<string, unknown>[];
-  const text = hits.map((h, i) => `\nMemory ${i} (${h.message_type}, valid at ${h.valid_at ?? ''}):\n${h.content}`).join('\n');
+  const ordered = recallOrder(hits);
+  const json = ordered.map((h) => ({ ...h })) as Record<string, unknown>[];
+  const text = recallText(ordered);
   return { formalized_content: text || String(params.empty_response ?? ''), json, reference: { chunks: {}, doc_aggs: {} } };
 }
 

@@ -2,7 +2,8 @@
  * Cairn's agent templates: one JSON file per template in this directory (and the ingestion pipelines' in
  * src/pipelines/templates/), in RAGFlow's template format
  * (`agent/templates/*.json`): `{id, title: {en, de, zh}, description: {…}, canvas_type, avatar?, dsl}`,
- * the DSL complete with its editor `graph`. Every template runs with a chat model and datasets only.
+ * the DSL complete with its editor `graph`. Every template runs with a chat model and datasets, or a memory
+ * (assistant_with_memory).
  *
  * NOT pure (reads files): the API imports it; workflow code never does.
  */

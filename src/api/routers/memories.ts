@@ -60,6 +60,7 @@ const listMessagesQuery = {
     agent_id: stringList,
     keywords: text(LIMITS.queryText),
     ...pagingParams(50),
+    include_invalid: { type: 'boolean', default: false },
   },
 };
 
@@ -99,6 +100,7 @@ const searchQuery = {
     valid_until: text(64),
     message_type: stringList,
     include_source: { type: 'boolean', default: false },
+    include_invalid: { type: 'boolean', default: false },
   },
 };
 
@@ -110,8 +112,12 @@ const recentQuery = {
     agent_id: text(LIMITS.name),
     session_id: text(LIMITS.name),
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+    include_invalid: { type: 'boolean', default: false },
   },
 };
+
+/** A correction: the item's new text (docs/memories.md "Facts stay current"). */
+const correctBody = { type: 'object', additionalProperties: false, required: ['content'], properties: { content: anyValue(LIMITS.longText, 1) } };
 
 export function memoryRoutes(memories: MemoryService): RouteSpec[] {
   return [
@@ -182,6 +188,20 @@ export function memoryRoutes(memories: MemoryService): RouteSpec[] {
         const { memoryId, messageId } = parseMessageRef(params.ref);
         await memories.setStatus(principal, memoryId, messageId, body.status);
         return done();
+      },
+    }),
+    route({
+      method: 'post', path: '/messages/:ref/correct', tag: 'memories', summary: 'Correct an extracted item ({memory_id}:{message_id}): a new item with the given content replaces it (kept as history)', body: correctBody,
+      handler: async ({ principal, params, body }) => {
+        const { memoryId, messageId } = parseMessageRef(params.ref);
+        return done(await memories.correct(principal, memoryId, messageId, body.content));
+      },
+    }),
+    route({
+      method: 'post', path: '/messages/:ref/retract', tag: 'memories', summary: 'Retract an extracted item ({memory_id}:{message_id}): no longer current, nothing replaces it, never deleted',
+      handler: async ({ principal, params }) => {
+        const { memoryId, messageId } = parseMessageRef(params.ref);
+        return done(await memories.retract(principal, memoryId, messageId));
       },
     }),
   ];

@@ -26,6 +26,8 @@ export interface MemoryMessage {
   vector: number[];
   valid_at: number;
   invalid_at: number | null;
+  /** The message that superseded this one (an updated or corrected fact), or null (docs/memories.md "Facts stay current"). */
+  replaced_by: number | null;
   forget_at: number | null;
   /** true = enabled (retrieved by search). */
   status: boolean;
@@ -83,6 +85,11 @@ export interface MemorySearchFilter {
   agentId?: string;
   sessionId?: string;
   userId?: string;
+  /**
+   * When set, only messages still current at this time (epoch ms): invalid_at null or later. Unset, the
+   * invalidated history is included too (include_invalid).
+   */
+  currentAt?: number;
 }
 
 /** A search hit with what scoring needs, without loading the whole message. */
@@ -125,6 +132,13 @@ export interface MemoryIndex {
   /** Sets forget_at (kept when already set); false when the message does not exist. */
   forget(memoryId: string, messageId: number, at: number): Promise<boolean>;
   setStatus(memoryId: string, messageId: number, status: boolean): Promise<boolean>;
+  /**
+   * Marks a message no longer current: invalid_at = `at` (an earlier invalid_at is kept) and replaced_by =
+   * `replacedBy` (null: retracted, nothing replaces it). Never deletes. False when the message does not exist.
+   */
+  invalidate(memoryId: string, messageId: number, at: number, replacedBy: number | null): Promise<boolean>;
+  /** The items extracted from one raw message of the memory, in id order. */
+  itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]>;
   /** Removes messages (and their size from the total); returns how many were removed. */
   remove(memoryId: string, messageIds: number[]): Promise<number>;
   /** Removes every message of a memory and its bookkeeping. */

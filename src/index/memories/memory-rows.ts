@@ -15,6 +15,7 @@ export interface MessageRow {
   content: string;
   valid_at: number;
   invalid_at: number | null;
+  replaced_by: number | null;
   forget_at: number | null;
   /** 1 enabled, 0 disabled. */
   status: number;
@@ -38,6 +39,7 @@ export function toMessage(r: MessageRow): MemoryMessage {
     vector: r.vector ? fromFloat32Blob(r.vector) : [],
     valid_at: r.valid_at,
     invalid_at: r.invalid_at,
+    replaced_by: r.replaced_by ?? null,
     forget_at: r.forget_at,
     status: r.status === 1,
     size: r.size,

@@ -120,6 +120,16 @@ export class MilvusMemoryIndex implements MemoryIndex {
     return found;
   }
 
+  async invalidate(memoryId: string, messageId: number, at: number, replacedBy: number | null): Promise<boolean> {
+    const found = await this.ledger.invalidate(memoryId, messageId, at, replacedBy);
+    await this.sync([memoryId]);
+    return found;
+  }
+
+  itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]> {
+    return this.ledger.itemsOf(memoryId, sourceId);
+  }
+
   async setStatus(memoryId: string, messageId: number, status: boolean): Promise<boolean> {
     const found = await this.ledger.setStatus(memoryId, messageId, status);
     await this.sync([memoryId]);

@@ -15,19 +15,20 @@ type Row = MessageRow;
 type HitRow = [message_id: number, score: number];
 
 const COLUMNS = `message_id, memory_id, tenant_id, message_type, source_id, user_id, agent_id, session_id, content,
-  valid_at, invalid_at, forget_at, status, size, create_time, vector`;
+  valid_at, invalid_at, replaced_by, forget_at, status, size, create_time, vector`;
 
 /** Conditions of a search filter on memory_rows aliased `r`; searchable = enabled and not forgotten. */
 const FILTER = `r.memory_id IN (SELECT value FROM json_each(:memories))
   AND (:agent IS NULL OR r.agent_id = :agent)
   AND (:session IS NULL OR r.session_id = :session)
-  AND (:user IS NULL OR r.user_id = :user)`;
+  AND (:user IS NULL OR r.user_id = :user)
+  AND (:current IS NULL OR r.invalid_at IS NULL OR r.invalid_at > :current)`;
 const SEARCHABLE = `${FILTER} AND r.status = 1 AND r.forget_at IS NULL`;
 
 const json = (values: Iterable<string | number>) => JSON.stringify([...values]);
 
 function filterParams(f: MemorySearchFilter) {
-  return { memories: json(f.memoryIds), agent: f.agentId ?? null, session: f.sessionId ?? null, user: f.userId ?? null };
+  return { memories: json(f.memoryIds), agent: f.agentId ?? null, session: f.sessionId ?? null, user: f.userId ?? null, current: f.currentAt ?? null };
 }
 
 
@@ -161,6 +162,14 @@ export class SqliteMemoryIndex implements MemoryIndex {
 
   async setStatus(memoryId: string, messageId: number, status: boolean): Promise<boolean> {
     return this.s.setStatus.run(status ? 1 : 0, memoryId, messageId).changes > 0;
+  }
+
+  async invalidate(memoryId: string, messageId: number, at: number, replacedBy: number | null): Promise<boolean> {
+    return this.s.invalidate.run({ at: Math.round(at), by: replacedBy, memory: memoryId, message: messageId }).changes > 0;
+  }
+
+  async itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]> {
+    return (this.s.extractedOf.all(memoryId, json([sourceId])) as Row[]).map(toMessage);
   }
 
   async remove(memoryId: string, messageIds: number[]): Promise<number> {
@@ -315,6 +324,8 @@ function prepare(db: Database) {
     getMany: p(`SELECT ${COLUMNS} FROM memory_rows WHERE message_id IN (SELECT value FROM json_each(?))`),
     forget: p(`UPDATE memory_rows SET forget_at = ? WHERE memory_id = ? AND message_id = ? AND forget_at IS NULL`),
     setStatus: p(`UPDATE memory_rows SET status = ? WHERE memory_id = ? AND message_id = ?`),
+    invalidate: p(`UPDATE memory_rows SET invalid_at = min(coalesce(invalid_at, :at), :at), replaced_by = :by
+      WHERE memory_id = :memory AND message_id = :message`),
     listCount: p(`SELECT count(*) AS n FROM memory_rows r WHERE r.memory_id = :memory AND ${ROOT}`),
     listPage: p(`SELECT ${COLUMNS} FROM memory_rows r WHERE r.memory_id = :memory AND ${ROOT}
       ORDER BY r.valid_at DESC, r.message_id DESC LIMIT :limit OFFSET :offset`),
@@ -349,9 +360,9 @@ const ROOT = `(r.source_id = 0 OR NOT EXISTS (SELECT 1 FROM memory_rows s WHERE 
 function prepareImport(db: Database) {
   return {
     insert: db.prepare(`INSERT INTO memory_rows (message_id, memory_id, tenant_id, message_type, source_id, user_id, agent_id,
-        session_id, dedup_key, content, valid_at, invalid_at, forget_at, status, size, create_time, terms, dim, vector)
+        session_id, dedup_key, content, valid_at, invalid_at, replaced_by, forget_at, status, size, create_time, terms, dim, vector)
       VALUES (:message_id, :memory_id, :tenant_id, :message_type, :source_id, :user_id, :agent_id, :session_id, NULL, :content,
-        :valid_at, :invalid_at, :forget_at, :status, :size, :create_time, :terms, :dim, :vector)`),
+        :valid_at, :invalid_at, :replaced_by, :forget_at, :status, :size, :create_time, :terms, :dim, :vector)`),
     ofOtherMemories: db.prepare(`SELECT message_id FROM memory_rows
       WHERE memory_id != ? AND message_id IN (SELECT value FROM json_each(?))`).pluck(),
     seedSequence: db.prepare(`INSERT INTO sqlite_sequence (name, seq)

@@ -34,6 +34,7 @@ export function ensureMemorySchema(db: Database): void {
       content TEXT NOT NULL,
       valid_at INTEGER NOT NULL,
       invalid_at INTEGER,
+      replaced_by INTEGER,
       forget_at INTEGER,
       status INTEGER NOT NULL,
       size INTEGER NOT NULL,
@@ -62,6 +63,9 @@ export function ensureMemorySchema(db: Database): void {
       PRIMARY KEY (memory_id, source_id)
     ) WITHOUT ROWID;
   `);
+  // Databases created before replaced_by existed (facts stay current) gain the column.
+  const columns = db.prepare(`SELECT name FROM pragma_table_info('memory_rows')`).pluck().all() as string[];
+  if (!columns.includes('replaced_by')) db.exec('ALTER TABLE memory_rows ADD COLUMN replaced_by INTEGER');
 }
 
 /** Messages re-indexed per statement when an older memory_fts is rebuilt. */

@@ -59,11 +59,28 @@ export function memoryIndexConformance(name: string, open: () => Promise<MemoryI
       const m = (await index.get('m1', id!))!;
       assert.deepEqual(
         { ...m, create_time: 0, vector: m.vector.map((x) => Math.round(x * 10) / 10) },
-        { message_id: id, memory_id: 'm1', tenant_id: 't1', message_type: 'semantic', source_id: 7, user_id: 'u9', agent_id: 'a9', session_id: 's9', content: 'Café', vector: [0.6, 0.8], valid_at: 5000, invalid_at: 9000, forget_at: null, status: true, size: 5 + 16, create_time: 0 },
+        { message_id: id, memory_id: 'm1', tenant_id: 't1', message_type: 'semantic', source_id: 7, user_id: 'u9', agent_id: 'a9', session_id: 's9', content: 'Café', vector: [0.6, 0.8], valid_at: 5000, invalid_at: 9000, replaced_by: null, forget_at: null, status: true, size: 5 + 16, create_time: 0 },
       );
       assert.ok(Math.abs(m.create_time - Date.now()) < 60_000, 'create_time is the time of the add, in ms');
       assert.equal(await index.get('m2', id!), undefined, 'a message is found only in its own memory');
       assert.deepEqual((await index.getMany([id!, 999, id!])).map((x) => x.message_id), [id, id], 'getMany keeps the order asked, skips unknown ids');
+    });
+
+    it('invalidate sets invalid_at (an earlier one kept) and replaced_by; currentAt filters search and recent; itemsOf lists a source\'s items', async () => {
+      const index = await open();
+      const [raw] = (await index.add('m1', [msg({ content: 'raw turn about boats' })], opts())).messageIds;
+      const [a, b] = (await index.add('m1', [msg({ message_type: 'semantic', source_id: raw!, content: 'boats are red' }), msg({ message_type: 'semantic', source_id: raw!, content: 'boats are blue' })], opts())).messageIds;
+      assert.deepEqual((await index.itemsOf('m1', raw!)).map((m) => m.message_id), [a, b]);
+      assert.equal(await index.invalidate('m1', a!, 1000, b!), true);
+      assert.equal(await index.invalidate('m1', a!, 2000, b!), true);
+      const old = (await index.get('m1', a!))!;
+      assert.deepEqual([old.invalid_at, old.replaced_by], [1000, b], 'the earlier invalid_at is kept');
+      assert.equal(await index.invalidate('m1', 999_999, 1000, null), false);
+      const current = await index.fullText('boats', { memoryIds: ['m1'], currentAt: 1500 }, 10);
+      assert.ok(!current.some((h) => h.message_id === a) && current.some((h) => h.message_id === b));
+      assert.ok((await index.fullText('boats', { memoryIds: ['m1'] }, 10)).some((h) => h.message_id === a), 'no currentAt: the history too');
+      assert.ok((await index.fullText('boats', { memoryIds: ['m1'], currentAt: 500 }, 10)).some((h) => h.message_id === a), 'invalid only from invalid_at on');
+      assert.ok(!(await index.recent({ memoryIds: ['m1'], currentAt: 1500, limit: 10 })).some((m) => m.message_id === a));
     });
 
     it('FIFO removes forgotten messages first (earliest forget_at), then the oldest by valid_at, until the new one fits', async () => {

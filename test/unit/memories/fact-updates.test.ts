@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import type { MetaDb } from '../../../src/store/db.js';
+import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
+import { openTestMetaDb } from '../../support/meta-store.js';
+import { MetaStore } from '../../../src/store/index.js';
+import { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
+import { ProviderService } from '../../../src/services/providers.js';
+import { outboundGuard } from '../../../src/services/outbound-urls.js';
+import { ModelClients } from '../../../src/services/model-clients.js';
+import { MemoryService } from '../../../src/services/memories.js';
+import { MemoryExtractor } from '../../../src/services/memory-extractor.js';
+import { tenantPrincipal } from '../../../src/services/access.js';
+import { FACT_UPDATE_PROMPT_START, parseFactDecisions } from '../../../src/memories/fact-updates.js';
+import { lastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../../fakes/index.js';
+
+const EMBED = 'fake-embed@fake@OpenAI-API-Compatible';
+const CHAT = 'fake-chat@fake@OpenAI-API-Compatible';
+
+describe('facts stay current: the update question and its answer', () => {
+  const candidates = [{ message_id: 7, content: 'a', valid_at: 0 }, { message_id: 9, content: 'b', valid_at: 0 }];
+
+  it('reads decisions by candidate number; unknown numbers, relations and repeats are skipped', () => {
+    const answer = '```json\n{"decisions":[{"id":2,"relation":"Updates"},{"id":2,"relation":"adds"},{"id":5,"relation":"updates"},{"id":1,"relation":"maybe"}]}\n```';
+    assert.deepEqual(parseFactDecisions(answer, candidates), [{ message_id: 9, relation: 'updates' }]);
+  });
+
+  it('an answer that is not a JSON object is an InvalidExtractionError', () => {
+    assert.throws(() => parseFactDecisions('I think so', candidates), { name: 'InvalidExtractionError' });
+  });
+});
+
+describe('MemoryExtractor.reconcileFacts', () => {
+  let fake: FakeOpenAI;
+  let db: MetaDb;
+  let service: MemoryService;
+  let extractor: MemoryExtractor;
+  let index: SqliteMemoryIndex;
+  let indexDb: ReturnType<typeof openIndexDatabase>;
+  const tenant = 'b'.repeat(32);
+  const p = tenantPrincipal(tenant);
+  let relation = 'updates';
+
+  before(async () => {
+    fake = await startFakeOpenAI({
+      dims: 16,
+      answer: (messages) => {
+        if (!(messages[0]?.content ?? '').startsWith(FACT_UPDATE_PROMPT_START)) return { answer: '{}' };
+        const n = (lastUserMessage(messages).match(/^\d+\. /gm) ?? []).length;
+        return { answer: JSON.stringify({ decisions: Array.from({ length: n }, (_, i) => ({ id: i + 1, relation })) }) };
+      },
+    });
+    db = await openTestMetaDb('embedded');
+    const store = new MetaStore(db);
+    const providers = new ProviderService(store, outboundGuard({ allowPrivate: true }));
+    await providers.createInstance(p, 'OpenAI-API-Compatible', {
+      instance_name: 'fake',
+      base_url: fake.baseUrl,
+      model_info: [{ model_name: 'fake-chat', model_type: 'chat' }, { model_name: 'fake-embed', model_type: 'embedding' }],
+    });
+    const models = new ModelClients(providers);
+    indexDb = openIndexDatabase(':memory:');
+    index = new SqliteMemoryIndex(indexDb);
+    service = new MemoryService(store, index, models, { startExtraction: async () => undefined });
+    extractor = new MemoryExtractor(store, index, models);
+  });
+  after(async () => {
+    await fake.close();
+    await db.close();
+    indexDb.close();
+  });
+
+  async function turnWithFact(memoryId: string, fact: string) {
+    const [turn] = await service.addTurn(p, { memory_ids: [memoryId], agent_id: 'a', session_id: 's', user_input: fact, agent_response: 'ok' });
+    await extractor.storeItems(memoryId, turn!.message_id!, [{ type: 'semantic', ordinal: 0, content: fact, valid_at: Date.now(), invalid_at: null }]);
+    return { raw: turn!.message_id!, item: (await index.itemsOf(memoryId, turn!.message_id!))[0]! };
+  }
+
+  it('an updated fact gets invalid_at and replaced_by; running again changes nothing; a fact that only adds stays current', async () => {
+    const mem = await service.create(p, { name: 'facts', memory_type: ['raw', 'semantic'], embd_id: EMBED, llm_id: CHAT });
+    const paris = await turnWithFact(mem.id, 'The user lives in Paris.');
+    assert.deepEqual(await extractor.reconcileFacts(mem.id, paris.raw), { replaced: 0 }, 'nothing earlier to compare with');
+    const berlin = await turnWithFact(mem.id, 'The user lives in Berlin.');
+    assert.deepEqual(await extractor.reconcileFacts(mem.id, berlin.raw), { replaced: 1 });
+    const old = (await index.get(mem.id, paris.item.message_id))!;
+    assert.equal(old.replaced_by, berlin.item.message_id);
+    assert.equal(old.invalid_at, berlin.item.valid_at);
+    assert.deepEqual(await extractor.reconcileFacts(mem.id, berlin.raw), { replaced: 0 }, 'idempotent');
+    relation = 'adds';
+    const rome = await turnWithFact(mem.id, 'The user lives in Berlin and works in Rome.');
+    assert.deepEqual(await extractor.reconcileFacts(mem.id, rome.raw), { replaced: 0 });
+    assert.equal((await index.get(mem.id, berlin.item.message_id))!.invalid_at, null);
+  });
+});
