@@ -17,6 +17,9 @@ const noCleanup = { startDeleteDatasets: async () => {}, cancelParse: async () =
 class FakeModels {
   embedded: { tenant: string; model: string; texts: string[]; purpose?: EmbedPurpose }[] = [];
   asked: ChatMessage[][] = [];
+  /** The tenant's default chat model, when one was chosen. */
+  chosen: string | undefined = 'fake-chat@Fake';
+  providers = { chosenChatModel: async () => this.chosen };
   answer = (system: string) => (system.startsWith('Translate') ? 'Wann schliesst der Pass?' : system.startsWith('Extract') ? 'pass, winter' : '1. When is the pass open?\n2. Is the pass safe?\nnot a question');
   async embedding(tenant: string, model: string) {
     return {
@@ -95,6 +98,13 @@ for (const profile of testProfiles()) describe(`RetrievalService: who may retrie
   it('related questions are the numbered lines of the chat model’s answer; an empty question is refused', async () => {
     assert.deepEqual(await retrieval.relatedQuestions(owner, 'mountain pass'), ['When is the pass open?', 'Is the pass safe?']);
     await refused(retrieval.relatedQuestions(owner, ' '), 400, /`question` is required/);
+  });
+
+  it('related questions without a chosen chat model (or a search app naming one) are refused at once, not left to the built-in model', async () => {
+    models.chosen = undefined;
+    await refused(retrieval.relatedQuestions(owner, 'mountain pass'), 400, /no default chat model is set.*the built-in model is not used/);
+    assert.deepEqual(models.asked, [], 'no model was asked');
+    assert.deepEqual(await retrieval.relatedQuestions(owner, 'mountain pass', { chatModel: 'other@Fake' }), ['When is the pass open?', 'Is the pass safe?']);
   });
 
   it("Dify's external knowledge route says 'Knowledgebase not found!' for a dataset the caller may not use", async () => {
