@@ -1,6 +1,6 @@
-import { ParseLimitError } from './errors.js';
+import { CorruptFileError, ParseLimitError } from './errors.js';
 import { formatOf, type FormatKind } from './formats.js';
-import { imageSize } from './image-size.js';
+import { imageFormat, imageSize } from './image-size.js';
 import { formatBytes, LIMIT_VARIABLES, type ParseLimits } from './limits.js';
 import { guardPdf } from './pdf-guard.js';
 import { resolveFormat } from './sniff.js';
@@ -30,6 +30,8 @@ const megapixels = (n: number) => `${Math.round(n / 1e5) / 10} megapixels`;
  * checked, and such data has held an OCR decoder for minutes.
  */
 function guardImage(bytes: Uint8Array, filename: string, limits: ParseLimits): void {
+  // Bytes that announce no image format are not an image at all: corrupt, not over a limit.
+  if (!imageFormat(bytes)) throw new CorruptFileError(filename, 'image', 'its first bytes are not those of a PNG, JPEG, GIF, BMP, TIFF or WebP image');
   const size = imageSize(bytes);
   if (!size || size.width === 0 || size.height === 0) {
     throw new ParseLimitError(

@@ -79,15 +79,28 @@ function webp(bytes: Uint8Array, view: DataView): ImageSize | undefined {
 export function imageSize(bytes: Uint8Array): ImageSize | undefined {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   try {
-    if (bytes[0] === 0x89 && ascii(bytes, 1, 'PNG')) return png(view);
-    if (bytes[0] === 0xff && bytes[1] === 0xd8) return jpeg(bytes, view);
-    if (ascii(bytes, 0, 'GIF8') && bytes.length >= 10) return { width: view.getUint16(6, true), height: view.getUint16(8, true) };
-    if (ascii(bytes, 0, 'BM')) return bmp(view);
-    if (ascii(bytes, 0, 'II*\0') || ascii(bytes, 0, 'MM\0*')) return tiff(view);
-    if (ascii(bytes, 0, 'RIFF') && ascii(bytes, 8, 'WEBP')) return webp(bytes, view);
+    switch (imageFormat(bytes)) {
+      case 'PNG': return png(view);
+      case 'JPEG': return jpeg(bytes, view);
+      case 'GIF': return bytes.length >= 10 ? { width: view.getUint16(6, true), height: view.getUint16(8, true) } : undefined;
+      case 'BMP': return bmp(view);
+      case 'TIFF': return tiff(view);
+      case 'WebP': return webp(bytes, view);
+      default: return undefined;
+    }
   } catch (error) {
     if (error instanceof RangeError) return undefined; // a header cut short
     throw error;
   }
+}
+
+/** The image format the first bytes announce (their magic), if any of those imageSize reads. */
+export function imageFormat(bytes: Uint8Array): 'PNG' | 'JPEG' | 'GIF' | 'BMP' | 'TIFF' | 'WebP' | undefined {
+  if (bytes[0] === 0x89 && ascii(bytes, 1, 'PNG')) return 'PNG';
+  if (bytes[0] === 0xff && bytes[1] === 0xd8) return 'JPEG';
+  if (ascii(bytes, 0, 'GIF8')) return 'GIF';
+  if (ascii(bytes, 0, 'BM')) return 'BMP';
+  if (ascii(bytes, 0, 'II*\0') || ascii(bytes, 0, 'MM\0*')) return 'TIFF';
+  if (ascii(bytes, 0, 'RIFF') && ascii(bytes, 8, 'WEBP')) return 'WebP';
   return undefined;
 }
