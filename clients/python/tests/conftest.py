@@ -116,6 +116,9 @@ def _start_cairn(data_dir: Path) -> tuple[subprocess.Popen, str, Path]:
         "TEMPORAL_PORT": "0",
         "TEMPORAL_UI_PORT": "0",
         "LOG_LEVEL": "warn",
+        # The fake model servers listen on loopback ports: a single-user install allows private addresses
+        # the same way (docs/input-limits.md, outbound addresses).
+        "CAIRN_ALLOW_PRIVATE_URLS": "true",
     }
     env.pop("TEMPORAL_ADDRESS", None)
     with open(log_path, "wb") as log:

@@ -425,16 +425,16 @@ def test_a_paused_run_exposes_the_form_and_resumes_with_inputs(rag):
     assert list(streamed.ask(stream=True, inputs={"city": "Porto"}))[-1].content == "You chose Porto."
 
 
-def test_a_failing_run_raises_500_naming_the_component(rag):
+def test_a_run_failing_on_its_configuration_raises_400_naming_the_component(rag):
     agent = make_agent(rag, llm_canvas(llm={"llm_id": "no-such-model@OpenAI-API-Compatible"}))
     session = agent.create_session()
     with pytest.raises(CairnError) as e:
         session.ask("fail", stream=False)
-    assert e.value.code == 500
+    assert e.value.code == 400
     assert "LLM:Answer" in e.value.message
     with pytest.raises(CairnError) as e:
         list(session.ask("fail again", stream=True))
-    assert e.value.code == 500
+    assert e.value.code == 400
 
 
 def test_ask_in_an_unknown_session_is_404(rag, agent):
