@@ -418,7 +418,7 @@ describe('memories over HTTP', function () {
       assert.equal(res.body.message, true);
       assert.deepEqual(res.body.data.messages.message_list.map((m: any) => m.message_id), order.slice(50));
       const m = page1.message_list[0];
-      assert.deepEqual(Object.keys(m).sort(), ['agent_id', 'agent_name', 'extract', 'forget_at', 'invalid_at', 'memory_id', 'message_id', 'message_type', 'session_id', 'source_id', 'status', 'task', 'user_id', 'valid_at']);
+      assert.deepEqual(Object.keys(m).sort(), ['agent_id', 'agent_name', 'extract', 'forget_at', 'invalid_at', 'memory_id', 'message_id', 'message_type', 'replaced_by', 'session_id', 'source_id', 'status', 'task', 'user_id', 'valid_at']);
       assert.equal((await listMessages(api, mem.id, { agent_id: 'agent-odd' })).total_count, 26);
       assert.equal((await listMessages(api, mem.id, { agent_id: 'agent-odd,agent-even' })).total_count, 52);
       const keyed = (await listMessages(api, mem.id, { keywords: 'SESS-5' })).message_list.map((x) => x.message_id);
