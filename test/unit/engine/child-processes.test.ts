@@ -11,6 +11,9 @@ const spawner = fileURLToPath(new URL('../../fixtures/child-spawner.ts', import.
 
 const running = (pid: number) => processExists(pid) && !isZombie(pid);
 
+/** Resolves once the process has exited; a process killed by a signal has a signalCode and no exitCode. */
+const exited = (p: ChildProcess) => new Promise((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve(undefined) : p.once('exit', resolve)));
+
 async function gone(pid: number, withinMs: number): Promise<number> {
   const started = Date.now();
   while (running(pid)) {
@@ -75,8 +78,7 @@ describe('child processes and the death of their parent', function () {
       const alive = await parentWith('sleep');
       orphan.parent.kill('SIGKILL');
       otherOrphan.parent.kill('SIGKILL');
-      await new Promise((r) => orphan.parent.once('exit', r));
-      await new Promise((r) => (otherOrphan.parent.exitCode === null ? otherOrphan.parent.once('exit', r) : r(undefined)));
+      await Promise.all([exited(orphan.parent), exited(otherOrphan.parent)]);
       assert.ok(running(orphan.child), 'a plain child (no parent-death signal) outlives its parent');
 
       markChildrenOf(dir);
