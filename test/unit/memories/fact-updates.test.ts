@@ -1,20 +1,11 @@
 import assert from 'node:assert/strict';
-import type { MetaDb } from '../../../src/store/db.js';
-import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
-import { openTestMetaDb } from '../../support/meta-store.js';
-import { MetaStore } from '../../../src/store/index.js';
-import { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
-import { ProviderService } from '../../../src/services/providers.js';
-import { outboundGuard } from '../../../src/services/outbound-urls.js';
-import { ModelClients } from '../../../src/services/model-clients.js';
-import { MemoryService } from '../../../src/services/memories.js';
-import { MemoryExtractor } from '../../../src/services/memory-extractor.js';
+import type { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
+import { CHAT, EMBED, memoryRig } from './memory-rig.js';
+import type { MemoryService } from '../../../src/services/memories.js';
+import type { MemoryExtractor } from '../../../src/services/memory-extractor.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
 import { FACT_UPDATE_PROMPT_START, parseFactDecisions } from '../../../src/memories/fact-updates.js';
 import { lastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../../fakes/index.js';
-
-const EMBED = 'fake-embed@fake@OpenAI-API-Compatible';
-const CHAT = 'fake-chat@fake@OpenAI-API-Compatible';
 
 describe('facts stay current: the update question and its answer', () => {
   const candidates = [{ message_id: 7, content: 'a', valid_at: 0 }, { message_id: 9, content: 'b', valid_at: 0 }];
@@ -31,11 +22,10 @@ describe('facts stay current: the update question and its answer', () => {
 
 describe('MemoryExtractor.reconcileFacts', () => {
   let fake: FakeOpenAI;
-  let db: MetaDb;
+  let rig: Awaited<ReturnType<typeof memoryRig>>;
   let service: MemoryService;
   let extractor: MemoryExtractor;
   let index: SqliteMemoryIndex;
-  let indexDb: ReturnType<typeof openIndexDatabase>;
   const tenant = 'b'.repeat(32);
   const p = tenantPrincipal(tenant);
   let relation = 'updates';
@@ -49,24 +39,12 @@ describe('MemoryExtractor.reconcileFacts', () => {
         return { answer: JSON.stringify({ decisions: Array.from({ length: n }, (_, i) => ({ id: i + 1, relation })) }) };
       },
     });
-    db = await openTestMetaDb('embedded');
-    const store = new MetaStore(db);
-    const providers = new ProviderService(store, outboundGuard({ allowPrivate: true }));
-    await providers.createInstance(p, 'OpenAI-API-Compatible', {
-      instance_name: 'fake',
-      base_url: fake.baseUrl,
-      model_info: [{ model_name: 'fake-chat', model_type: 'chat' }, { model_name: 'fake-embed', model_type: 'embedding' }],
-    });
-    const models = new ModelClients(providers);
-    indexDb = openIndexDatabase(':memory:');
-    index = new SqliteMemoryIndex(indexDb);
-    service = new MemoryService(store, index, models, { startExtraction: async () => undefined });
-    extractor = new MemoryExtractor(store, index, models);
+    rig = await memoryRig('embedded', tenant, fake.baseUrl, async () => undefined);
+    ({ service, extractor, index } = rig);
   });
   after(async () => {
     await fake.close();
-    await db.close();
-    indexDb.close();
+    await rig.close();
   });
 
   async function turnWithFact(memoryId: string, fact: string) {

@@ -1,20 +1,12 @@
 import assert from 'node:assert/strict';
-import type { MetaDb } from '../../../src/store/db.js';
-import { openIndexDatabase } from '../../../src/index/sqlite-database.js';
-import { openTestMetaDb, testProfiles } from '../../support/meta-store.js';
-import { MetaStore } from '../../../src/store/index.js';
-import { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
-import { ProviderService } from '../../../src/services/providers.js';
-import { outboundGuard } from '../../../src/services/outbound-urls.js';
-import { ModelClients } from '../../../src/services/model-clients.js';
-import { MemoryService } from '../../../src/services/memories.js';
-import { MemoryExtractor } from '../../../src/services/memory-extractor.js';
+import { testProfiles } from '../../support/meta-store.js';
+import type { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
+import { CHAT, EMBED, memoryRig } from './memory-rig.js';
+import type { MemoryService } from '../../../src/services/memories.js';
+import type { MemoryExtractor } from '../../../src/services/memory-extractor.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
 import type { MemoryExtractionInput } from '../../../src/memories/types.js';
 import { fixedAnswer, startFakeOpenAI, type FakeOpenAI } from '../../fakes/index.js';
-
-const EMBED = 'fake-embed@fake@OpenAI-API-Compatible';
-const CHAT = 'fake-chat@fake@OpenAI-API-Compatible';
 
 /**
  * The service API the agent engine calls (addTurn, searchForAgent) and the extraction steps, on an
@@ -22,35 +14,22 @@ const CHAT = 'fake-chat@fake@OpenAI-API-Compatible';
  */
 for (const profile of testProfiles()) describe(`MemoryService: the API for agents, and the extraction steps [${profile}]`, () => {
   let fake: FakeOpenAI;
-  let db: MetaDb;
+  let rig: Awaited<ReturnType<typeof memoryRig>>;
   let service: MemoryService;
   let extractor: MemoryExtractor;
   let index: SqliteMemoryIndex;
-  let indexDb: ReturnType<typeof openIndexDatabase>;
   const started: MemoryExtractionInput[] = [];
   const tenant = 'a'.repeat(32);
   const p = tenantPrincipal(tenant);
 
   before(async () => {
     fake = await startFakeOpenAI({ dims: 16 });
-    db = await openTestMetaDb(profile);
-    const store = new MetaStore(db);
-    const providers = new ProviderService(store, outboundGuard({ allowPrivate: true }));
-    await providers.createInstance(p, 'OpenAI-API-Compatible', {
-      instance_name: 'fake',
-      base_url: fake.baseUrl,
-      model_info: [{ model_name: 'fake-chat', model_type: 'chat' }, { model_name: 'fake-embed', model_type: 'embedding' }],
-    });
-    const models = new ModelClients(providers);
-    indexDb = openIndexDatabase(':memory:');
-    index = new SqliteMemoryIndex(indexDb);
-    service = new MemoryService(store, index, models, { startExtraction: async (input) => void started.push(input) });
-    extractor = new MemoryExtractor(store, index, models);
+    rig = await memoryRig(profile, tenant, fake.baseUrl, async (input) => void started.push(input));
+    ({ service, extractor, index } = rig);
   });
   after(async () => {
     await fake.close();
-    await db.close();
-    indexDb.close();
+    await rig.close();
   });
 
   const memory = (fields: Record<string, unknown> = {}) =>
