@@ -11,6 +11,7 @@ import path from 'node:path';
 import { freePort, startDevServer } from '../src/engine/dev-server.js';
 import { embeddedServices, type ProfileServices } from './profile.js';
 import { syntheticChunk, type TextSource } from './retrieval/synthetic.js';
+import { LOOPBACK_MODELS_ENV } from './common.js';
 
 const rootDir = path.resolve(new URL('..', import.meta.url).pathname);
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -54,7 +55,7 @@ export async function startBenchCairn(
   const url = `http://127.0.0.1:${port}`;
   const childEnv = {
     ...process.env, CAIRN_DATA_DIR: dataDir, PORT: String(port), TEMPORAL_ADDRESS: temporal.address,
-    CAIRN_EMBEDDED_WORKER: 'false', LOG_LEVEL: 'warn', ...services.env, ...env,
+    CAIRN_EMBEDDED_WORKER: 'false', LOG_LEVEL: 'warn', ...LOOPBACK_MODELS_ENV, ...services.env, ...env,
   };
   const output: string[] = [];
   const child = spawn(process.execPath, [...nodeArgs, path.join(rootDir, 'bin', 'cairn.js'), 'start'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });

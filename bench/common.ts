@@ -1,5 +1,12 @@
 /** Helpers shared by the benchmarks. */
 
+/**
+ * The benches' fake models listen on loopback, which the outbound-address policy refuses for ordinary users
+ * (docs/input-limits.md); a bench's Cairn allows private addresses as a one-machine install would, as the
+ * tests' harness does.
+ */
+export const LOOPBACK_MODELS_ENV = { CAIRN_ALLOW_PRIVATE_URLS: 'true' } as const;
+
 /** The value after `--name` on the command line, or the fallback. */
 export function argument(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

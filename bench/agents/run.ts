@@ -28,7 +28,7 @@
  *    (the Switch also names a second LLM that the run does not take), on the instant model; `clients`
  *    concurrent clients post non-stream turns for `seconds` seconds.
  */
-import { apiCall as call, argument, percentile, timeStream, type StreamSample } from '../common.js';
+import { apiCall as call, argument, percentile, timeStream, type StreamSample, LOOPBACK_MODELS_ENV } from '../common.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -67,7 +67,7 @@ function startModel(spec: { ttft: number; token: number; tokens: number }): Prom
 
 async function startOwnCairn(separateWorker: boolean): Promise<{ url: string; temporalAddress: string; namespace: string; stop(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-agents-'));
-  const base = loadConfig({ ...process.env, CAIRN_DATA_DIR: dataDir });
+  const base = loadConfig({ ...process.env, ...LOOPBACK_MODELS_ENV, CAIRN_DATA_DIR: dataDir });
   const temporal: DevServer = await startDevServer({ rootDir: base.rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
   const cairn: Cairn = await startCairn({ ...base, port: 0, temporalAddress: temporal.address, embeddedWorker: !separateWorker }, { log: pino({ level: 'warn' }) });
   const worker: BenchWorker | undefined = separateWorker

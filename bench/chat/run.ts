@@ -13,7 +13,7 @@
  * none) on a temporary data directory. With --url it registers a new user on that Cairn (registration
  * must be open) and the Cairn must reach this machine's 127.0.0.1.
  */
-import { argument, percentile, timeStream, type StreamSample } from '../common.js';
+import { argument, percentile, timeStream, type StreamSample, LOOPBACK_MODELS_ENV } from '../common.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -51,7 +51,7 @@ async function startModel(): Promise<{ baseUrl: string; stop(): void }> {
 
 async function startOwnCairn(): Promise<{ url: string; stop(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-chat-'));
-  const base = loadConfig({ ...process.env, CAIRN_DATA_DIR: dataDir });
+  const base = loadConfig({ ...process.env, ...LOOPBACK_MODELS_ENV, CAIRN_DATA_DIR: dataDir });
   const temporal: DevServer = await startDevServer({ rootDir: base.rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
   const cairn: Cairn = await startCairn({ ...base, port: 0, temporalAddress: temporal.address, embeddedWorker: false }, { log: pino({ level: 'warn' }) });
   return {

@@ -27,7 +27,7 @@
  *    run also prints the rows the index examined per query (MemoryIndex.scans): within one memory it must
  *    stay below what that memory holds, whatever the index's size (the memory scope, docs/memories.md).
  */
-import { argument, percentile, apiCall as call } from '../common.js';
+import { argument, percentile, apiCall as call, LOOPBACK_MODELS_ENV } from '../common.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
@@ -67,7 +67,7 @@ async function startModel(): Promise<{ baseUrl: string; stop(): void }> {
 
 async function startOwnCairn(): Promise<{ url: string; dataDir: string; stop(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-memory-'));
-  const base = loadConfig({ ...process.env, CAIRN_DATA_DIR: dataDir });
+  const base = loadConfig({ ...process.env, ...LOOPBACK_MODELS_ENV, CAIRN_DATA_DIR: dataDir });
   const temporal: DevServer = await startDevServer({ rootDir: base.rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
   const cairn: Cairn = await startCairn({ ...base, port: 0, temporalAddress: temporal.address, embeddedWorker: true }, { log: pino({ level: 'warn' }) });
   return {

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { argument, fetchAdmitted, percentile } from '../common.js';
+import { argument, fetchAdmitted, percentile, LOOPBACK_MODELS_ENV } from '../common.js';
 import { freePort } from '../../src/engine/dev-server.js';
 import { startFakeOpenAI } from '../../test/fakes/index.js';
 import { makePdf } from '../../test/fixtures/generate.js';
@@ -38,7 +38,7 @@ let output = '';
 
 async function startCairn(): Promise<number> {
   const began = performance.now();
-  const env: NodeJS.ProcessEnv = { ...process.env, CAIRN_DATA_DIR: dataDir, PORT: String(port), TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: '0', LOG_LEVEL: 'warn', CAIRN_PARSE_PROCESSES: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...LOOPBACK_MODELS_ENV, CAIRN_DATA_DIR: dataDir, PORT: String(port), TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: '0', LOG_LEVEL: 'warn', CAIRN_PARSE_PROCESSES: '1' };
   for (const k of ['TEMPORAL_ADDRESS', 'CAIRN_TASK_QUEUE', 'CAIRN_DATABASE_URL', 'CAIRN_BLOBS']) delete env[k];
   cairn = spawn(process.execPath, [path.join(rootDir, 'bin/cairn.js'), 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const keep = (b: Buffer) => (output = (output + b.toString()).slice(-20_000));
