@@ -20,7 +20,9 @@ install:
 # `npm ci` refuses a lock file whose optional platform packages the registry mirror lacks
 # (e.g. @swc/core's darwin builds); `npm install` then installs the same locked tree without them. The
 # refusal is expected here, so its output is dropped; `npm install` reports any real failure.
-$(NODE_STAMP): package.json package-lock.json
+# npm runs patch-package after installing (package.json "postinstall"): Cairn's patches to its dependencies, in
+# patches/ (why each: docs/operations.md, "Patched dependencies").
+$(NODE_STAMP): package.json package-lock.json $(wildcard patches/*.patch)
 	npm ci --no-fund --no-audit --loglevel=silent >/dev/null 2>&1 || npm install --no-fund --no-audit
 	touch $@
 

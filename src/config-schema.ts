@@ -135,6 +135,7 @@ export const SETTINGS = [
   { name: 'CAIRN_WORKER_QUEUES', default: `\`${WORKER_ROLES.join(',')}\``, meaning: 'the worker roles (task queues) a process polls: `parse` (parsing, dataset deletion), `agents` (agent runs), `memory` (memory extraction); `cairn worker --queues` overrides it; see "Running at scale"', readBy: SERVER, workersOnly: true, parse: workerQueues },
 
   // Parsing (in the workers)
+  { name: 'CAIRN_WORKFLOW_STACK_TRACES', default: '`false`', meaning: 'answer Temporal\'s stack-trace query (the Web UI\'s "Stack Trace" tab, `temporal workflow stack`) for Cairn\'s running workflows; it records a stack trace for every promise a workflow creates, about a third of each workflow task\'s CPU, so it is off unless you are debugging a stuck workflow (see `docs/operations.md`, "Workflow stack traces")', readBy: SERVER, workersOnly: true, parse: boolean },
   { name: 'CAIRN_PARSE_PROCESSES', default: 'half the CPUs (1 to 4)', meaning: 'parser child processes per worker process (`CAIRN_PARSE_THREADS`, the old name, still works); see `docs/parsing-limits.md`', readBy: SERVER, workersOnly: true, aliases: ['CAIRN_PARSE_THREADS'], parse: integer(1) },
   { name: 'CAIRN_PARSE_MEMORY_MB', default: '`1024`', meaning: 'memory ceiling of one parser process (V8 heap limit and resident-memory watchdog); a file that needs more fails', readBy: SERVER, workersOnly: true, parse: integer(1) },
   { name: 'CAIRN_PARSE_TIMEOUT_SEC', default: '`600`', meaning: 'time ceiling of one file\'s parse; a file that takes longer fails', readBy: SERVER, workersOnly: true, parse: positiveNumber },
@@ -199,6 +200,14 @@ export type SettingsEnv = Readonly<Partial<Record<SettingName, string>>>;
 /** The process's environment: read by loadConfig (and `cairn mcp`), and handed on whole to child processes. */
 export function configEnv(): SettingsEnv {
   return process.env;
+}
+
+/**
+ * Writes a setting into this process's environment, for code Cairn does not call with a Config: worker threads
+ * copy process.env when they start (CAIRN_WORKFLOW_STACK_TRACES, read by the patched Temporal SDK there).
+ */
+export function setProcessSetting(name: SettingName, value: string): void {
+  process.env[name] = value;
 }
 
 const byName = new Map<string, Setting>();

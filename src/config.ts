@@ -39,6 +39,8 @@ export interface Config {
   embeddedWorker: boolean;
   /** The roles (task queues) this process's workers poll (CAIRN_WORKER_QUEUES, `cairn worker --queues`); default all. */
   workerRoles: WorkerRole[];
+  /** Temporal's workflow stack-trace query on this process's workers (CAIRN_WORKFLOW_STACK_TRACES); off saves CPU. */
+  workflowStackTraces: boolean;
   /** Largest JSON body accepted, in bytes. */
   jsonLimit: number;
   /** Largest single uploaded file, in bytes. */
@@ -123,6 +125,7 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     logLevel: read('LOG_LEVEL') ?? 'info',
     embeddedWorker: read('CAIRN_EMBEDDED_WORKER') ?? true,
     workerRoles: read('CAIRN_WORKER_QUEUES') ?? [...WORKER_ROLES],
+    workflowStackTraces: read('CAIRN_WORKFLOW_STACK_TRACES') ?? false,
     jsonLimit: read('CAIRN_JSON_LIMIT') ?? 1024 * 1024,
     uploadLimit: read('CAIRN_UPLOAD_LIMIT') ?? 100 * 1024 * 1024,
     minPasswordLength: read('CAIRN_MIN_PASSWORD_LENGTH') ?? 8,

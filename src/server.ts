@@ -109,6 +109,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         taskQueue: config.taskQueue,
         rootDir: config.rootDir,
         roles: config.workerRoles,
+        workflowStackTraces: config.workflowStackTraces,
         parserProcesses: config.parsing.ceilings.processes,
         parserWaitingFiles: config.parsing.ceilings.waitingFiles,
         activitiesOf: (role) => roleActivities(role, deps),

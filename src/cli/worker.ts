@@ -24,6 +24,7 @@ export async function runWorkerOnly(config: Config): Promise<WorkerOnly> {
     taskQueue: config.taskQueue,
     rootDir: config.rootDir,
     roles: config.workerRoles,
+    workflowStackTraces: config.workflowStackTraces,
     parserProcesses: config.parsing.ceilings.processes,
     parserWaitingFiles: config.parsing.ceilings.waitingFiles,
     activitiesOf: (role) => roleActivities(role, backends),

@@ -2,6 +2,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { WORKER_ROLES, extractTaskQueue, roleTaskQueue, type WorkerRole } from './task-queues.js';
 import { workflowBundlePath } from './bundle-workflows.js';
 import { ensureWorkflowBundle } from './workflow-bundle-process.js';
+import { setProcessSetting } from '../config-schema.js';
 
 export interface RunningWorker {
   stop(): Promise<void>;
@@ -43,6 +44,17 @@ export function installRuntimeOnce(): void {
 }
 
 /**
+ * Whether the SDK's workflow threads record a stack trace for every promise (Temporal's stack-trace query).
+ * Cairn patches @temporalio/worker (patches/, applied by patch-package at npm install) to install that promise
+ * hook only when CAIRN_WORKFLOW_STACK_TRACES is "true" in the thread's environment: the SDK's threads copy
+ * the environment when they are created, so the choice is written there (setProcessSetting) before Worker.create. The hook cost ~35% of
+ * a replayed agent turn's CPU here (docs/operations.md, "Workflow stack traces").
+ */
+function chooseWorkflowStackTraces(enabled: boolean): void {
+  setProcessSetting('CAIRN_WORKFLOW_STACK_TRACES', String(enabled));
+}
+
+/**
  * Starts a worker on the task queue with the pre-bundled workflow code (re-bundled only when stale, in a
  * child process: ensureWorkflowBundle);
  * `workflows: false` polls activities only.
@@ -60,9 +72,12 @@ export async function startWorker(opts: {
   /** How long a workflow task waits for the worker that ran the workflow's last one before any worker may take it. */
   stickyQueueScheduleToStartTimeout?: string;
   onFatal?: (err: unknown) => void;
+  /** CAIRN_WORKFLOW_STACK_TRACES: the stack-trace query, at ~a third of each workflow task's CPU. */
+  workflowStackTraces?: boolean;
 }): Promise<RunningWorkflowWorker> {
   installRuntimeOnce();
   const workflows = opts.workflows ?? true;
+  chooseWorkflowStackTraces(opts.workflowStackTraces ?? false);
   if (workflows) await ensureWorkflowBundle(opts.rootDir);
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
