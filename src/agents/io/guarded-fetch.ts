@@ -15,12 +15,19 @@ export function guardedFetch(policy: UrlPolicy, component: string): typeof fetch
   const connectTo = buildConnector({});
   const dispatcher = new Agent({
     connect: (options, callback) => {
-      const url = new URL(`${options.protocol}//${options.host ?? options.hostname}`);
-      if (options.port) url.port = String(options.port);
-      checkUrl(url, policy, component).then(
-        (pinned) => connectTo({ ...options, hostname: pinned.address }, callback),
-        (err: Error) => callback(err, null),
-      );
+      void (async () => {
+        let pinned;
+        try {
+          // `host` keeps IPv6 brackets (and the port, when not the scheme's default); `hostname` has none.
+          const url = new URL(`${options.protocol}//${options.host ?? options.hostname}`);
+          if (options.port) url.port = String(options.port);
+          pinned = await checkUrl(url, policy, component);
+        } catch (err) {
+          return callback(err as Error, null);
+        }
+        // Only the address to dial changes: `host` (and so TLS SNI and the certificate check) stays the name.
+        connectTo({ ...options, hostname: pinned.address }, callback);
+      })();
     },
   });
   // undici's own fetch: its Agent is not guaranteed to fit the undici version bundled in Node's global fetch.

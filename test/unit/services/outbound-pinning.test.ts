@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import type { MetaDb } from '../../../src/store/db.js';
 import { MetaStore } from '../../../src/store/index.js';
 import { ProviderService } from '../../../src/services/providers.js';
@@ -132,6 +133,22 @@ describe('Provider and MCP connections go only to an address the outbound-addres
     const { id } = (await servers.create(user, { name: 'local', url: `http://dns.example:${mcp.port}/mcp` })) as { id: string };
     assert.deepEqual((await servers.tools(user, id)).tools.map((t) => t.name), ['ping']);
     assert.equal(mcp.requests.at(-1)!.host, `dns.example:${mcp.port}`);
+  });
+
+  it('over TLS the connection goes to the checked address and still names the host in SNI', async () => {
+    answers = [[LOOPBACK]];
+    const names: string[] = [];
+    // No certificate: the handshake stops right after the ClientHello, whose server name is what this checks.
+    const tlsServer = createTlsServer({ SNICallback: (name, cb) => (names.push(name), cb(new Error('no certificate here'), undefined)) });
+    await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+    const { port } = tlsServer.address() as AddressInfo;
+    try {
+      const pinnedFetch = guardedFetch({ allowPrivate: false, allowList: [`127.0.0.1:${port}`], resolve }, 'Model provider');
+      await assert.rejects(pinnedFetch(`https://dns.example:${port}/v1/models`));
+      assert.deepEqual(names, ['dns.example']);
+    } finally {
+      await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
+    }
   });
 
   it('a redirect to an address the policy refuses is refused when its connection opens', async () => {
