@@ -35,8 +35,7 @@ export function agentActivities(deps: ActivityDeps) {
     mcpServer: async (mcpId) => {
       const row = await store.mcpServers.byId(mcpId);
       if (!row || row.tenant_id !== tenantId) throw new Error(`MCP server '${mcpId}' not found`);
-      await deps.urlGuard(row.url);
-      return mcpConfigOf(row);
+      return { ...mcpConfigOf(row), fetch: await deps.urlGuard(row.url) };
     },
     // An Agent's CodeExec tool: the same sandbox and limits as the CodeExec component (the Agent's timeout bounds both).
     runCode: (params, signal) => runCode(params, signal, deps.agentLimits.code),

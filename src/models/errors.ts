@@ -1,3 +1,4 @@
+import { refusalOf } from '../agents/io/ssrf.js';
 import { ModelError } from './types.js';
 
 /*
@@ -37,6 +38,9 @@ function errorCode(err: unknown): string | undefined {
 /** Converts a failure to reach a provider into a ModelError naming the provider, the URL and the cause. */
 export function networkError(provider: string, url: string, err: unknown): ModelError {
   if (err instanceof ModelError) return err;
+  // The outbound-address policy refused the address the name resolved to when connecting: the caller's to fix.
+  const refusal = refusalOf(err);
+  if (refusal) return new ModelError(refusal.message, provider, 400);
   const code = errorCode(err);
   const cause = code ? NETWORK_CAUSES[code]! : ((err as Error)?.message ?? String(err));
   return new ModelError(`${provider}: ${cause} at ${url}`, provider, 500);

@@ -61,6 +61,8 @@ export interface ProviderRequest {
   apiKey?: string;
   timeouts: Timeouts;
   signal?: AbortSignal;
+  /** The fetch to call with (the outbound-address policy's, see services/outbound-urls.ts); default the global one. */
+  fetch?: typeof fetch;
 }
 
 /** Turns whatever a failed call threw into a ModelError (or the caller's own abort reason). */
@@ -75,7 +77,7 @@ async function open(req: ProviderRequest, deadline: Deadline): Promise<Response>
   const headers: Record<string, string> = { accept: 'application/json, application/x-ndjson, text/plain' };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (req.apiKey) headers.authorization = `Bearer ${req.apiKey}`;
-  const response = await fetch(req.url, {
+  const response = await (req.fetch ?? fetch)(req.url, {
     method: req.method ?? (req.body === undefined ? 'GET' : 'POST'),
     headers,
     body: req.body === undefined ? undefined : JSON.stringify(req.body),

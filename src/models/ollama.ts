@@ -22,6 +22,8 @@ export interface OllamaSettings {
   baseUrl: string;
   model: string;
   timeouts?: Partial<Timeouts>;
+  /** The fetch to call with (the outbound-address policy's); default the global one. */
+  fetch?: typeof fetch;
   /** Texts per /api/embed request. */
   batchSize?: number;
 }
@@ -46,7 +48,11 @@ export class OllamaServer {
   readonly baseUrl: string;
   readonly timeouts: Timeouts;
 
-  constructor(baseUrl: string, timeouts?: Partial<Timeouts>) {
+  constructor(
+    baseUrl: string,
+    timeouts?: Partial<Timeouts>,
+    readonly fetch?: typeof globalThis.fetch,
+  ) {
     // Users often paste the OpenAI-compatible URL; the native API lives at the root.
     this.baseUrl = baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...timeouts };
@@ -62,7 +68,7 @@ export class OllamaServer {
       new ModelError(`${PROVIDER}: ${this.baseUrl} is not an Ollama server (GET / answered ${answer})`, PROVIDER, 400);
     let text: string;
     try {
-      text = await requestText({ provider: PROVIDER, model: '', url: this.url('/'), timeouts: this.timeouts });
+      text = await requestText({ provider: PROVIDER, model: '', url: this.url('/'), timeouts: this.timeouts, fetch: this.fetch });
     } catch (err) {
       throw err instanceof ProviderHttpError ? notOllama(`HTTP ${err.upstreamStatus}`) : err;
     }
@@ -75,6 +81,7 @@ export class OllamaServer {
       model: '',
       url: this.url('/api/tags'),
       timeouts: this.timeouts,
+      fetch: this.fetch,
     });
     return (res.models ?? []).map((m) => m.name ?? m.model ?? '').filter(Boolean);
   }
@@ -86,6 +93,7 @@ export class OllamaServer {
       url: this.url('/api/show'),
       body: { model: name },
       timeouts: this.timeouts,
+      fetch: this.fetch,
     });
     return { name, capabilities: res.capabilities };
   }
@@ -124,7 +132,7 @@ abstract class OllamaClient {
     private readonly type: 'chat' | 'embedding',
   ) {
     this.id = settings.id;
-    this.server = new OllamaServer(settings.baseUrl, settings.timeouts);
+    this.server = new OllamaServer(settings.baseUrl, settings.timeouts, settings.fetch);
   }
 
   verify(): Promise<void> {
@@ -234,6 +242,7 @@ export class OllamaChatModel extends OllamaClient implements ChatModel {
         ...(options.json_schema ? { format: options.json_schema } : {}),
       },
       timeouts: this.server.timeouts,
+      fetch: this.server.fetch,
       signal: options.signal,
     };
   }
@@ -301,6 +310,7 @@ export class OllamaEmbeddingModel extends OllamaClient implements EmbeddingModel
         url: this.server.url('/api/embed'),
         body: { model: this.settings.model, input: batch, truncate: true },
         timeouts: this.server.timeouts,
+        fetch: this.server.fetch,
       });
       if (res.embeddings?.length !== batch.length) {
         throw new ModelError(

@@ -28,13 +28,15 @@ export interface OpenAICompatSettings {
   timeouts?: Partial<Timeouts>;
   /** Texts per embeddings request. */
   batchSize?: number;
+  /** The fetch to call with (the outbound-address policy's); default the global one. */
+  fetch?: typeof fetch;
 }
 
 /**
  * The SDK keeps only the `error` field of an error body, but FastAPI-based servers (Xinference, vLLM)
  * answer `{"detail": ...}`; rewriting error bodies to the OpenAI shape keeps their message.
  */
-const fetchKeepingErrorDetail: typeof fetch = async (input, init) => {
+const keepingErrorDetail = (fetch: typeof globalThis.fetch): typeof globalThis.fetch => async (input, init) => {
   const res = await fetch(input, init);
   if (res.ok) return res;
   const message = bodyMessage(await res.text().catch(() => '')) ?? `HTTP ${res.status}`;
@@ -61,7 +63,7 @@ abstract class OpenAICompatClient {
       // Callers (Temporal activities, the chat UI) decide about retries; a dead server must fail fast.
       maxRetries: 0,
       timeout: this.timeouts.requestMs,
-      fetch: fetchKeepingErrorDetail,
+      fetch: keepingErrorDetail(settings.fetch ?? fetch),
     });
   }
 

@@ -21,6 +21,8 @@ export interface ModelConfig {
   /** Id the client reports (default `model_name@factory`). */
   id?: string;
   timeouts?: Partial<Timeouts>;
+  /** The fetch the client calls with: the outbound-address policy's (services/outbound-urls.ts); default the global one. */
+  fetch?: typeof fetch;
 }
 
 export type ProviderKind = 'openai' | 'ollama' | 'xinference' | 'builtin';
@@ -103,15 +105,15 @@ function buildModel(config: ModelConfig): ChatModel | EmbeddingModel | RerankMod
 
   const baseUrl = config.base_url?.trim() || factory.defaultBaseUrl;
   if (!baseUrl) throw new ModelError(`${provider}: base_url is required for model ${model}`, provider, 400);
-  const { api_key: apiKey, timeouts } = config;
+  const { api_key: apiKey, timeouts, fetch } = config;
 
   if (factory.kind === 'ollama') {
-    const settings = { id, baseUrl, model, timeouts };
+    const settings = { id, baseUrl, model, timeouts, fetch };
     return type === 'chat' ? new OllamaChatModel(settings) : new OllamaEmbeddingModel(settings);
   }
 
   const v1 = factory.kind === 'xinference' ? `${xinferenceRoot(baseUrl)}/v1` : openAIBaseUrl(baseUrl);
-  if (type === 'rerank') return new HttpRerankModel({ id, provider, url: `${v1}/rerank`, model, apiKey, timeouts });
-  const settings: OpenAICompatSettings = { id, provider, baseURL: v1, model, apiKey, timeouts };
+  if (type === 'rerank') return new HttpRerankModel({ id, provider, url: `${v1}/rerank`, model, apiKey, timeouts, fetch });
+  const settings: OpenAICompatSettings = { id, provider, baseURL: v1, model, apiKey, timeouts, fetch };
   return type === 'chat' ? new OpenAIChatModel(settings) : new OpenAIEmbeddingModel(settings);
 }

@@ -9,6 +9,8 @@ export interface HttpRerankSettings {
   model: string;
   apiKey?: string;
   timeouts?: Partial<Timeouts>;
+  /** The fetch to call with (the outbound-address policy's); default the global one. */
+  fetch?: typeof fetch;
 }
 
 interface RerankResponse {
@@ -37,13 +39,14 @@ export class HttpRerankModel implements RerankModel {
 
   async rerank(query: string, documents: string[]): Promise<number[]> {
     if (documents.length === 0) return [];
-    const { provider, url, model, apiKey } = this.settings;
+    const { provider, url, model, apiKey, fetch } = this.settings;
     const res = await requestJson<RerankResponse>({
       provider,
       model,
       url,
       apiKey,
       timeouts: this.timeouts,
+      fetch,
       body: { model, query, documents, top_n: documents.length, return_documents: false },
     });
     const results = res.results ?? res.data;

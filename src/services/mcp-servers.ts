@@ -14,8 +14,11 @@ export interface McpServerInput {
   description?: string;
 }
 
-/** Checked before Cairn connects to a URL a user gave (the SSRF guard); throws with the reason. */
-export type UrlGuard = (url: string) => Promise<void>;
+/**
+ * Checked before Cairn connects to a URL a user gave (the SSRF guard); throws with the reason, or resolves
+ * to the fetch to connect with (it connects only to addresses the guard accepts).
+ */
+export type UrlGuard = (url: string) => Promise<typeof fetch>;
 
 export function mcpConfigOf(row: McpServerRow): McpServerConfig {
   return { name: row.name, url: row.url, server_type: row.server_type, headers: JSON.parse(row.headers) as Record<string, string> };
@@ -107,8 +110,8 @@ export class McpServerService {
   async tools(p: Principal, id: string) {
     const row = await this.get(p, id);
     try {
-      await this.guard(row.url);
-      const conn = await McpConnection.open(mcpConfigOf(row), AbortSignal.timeout(15_000));
+      const fetch = await this.guard(row.url);
+      const conn = await McpConnection.open({ ...mcpConfigOf(row), fetch }, AbortSignal.timeout(15_000));
       try {
         return { tools: await conn.tools(AbortSignal.timeout(15_000)) };
       } finally {

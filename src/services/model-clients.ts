@@ -40,13 +40,14 @@ export class ModelClients {
 
   /** The client of a resolved model, its base URL checked against the outbound-address policy first (every time: DNS can change). */
   private async client(tenantId: string, m: ResolvedModel) {
-    await this.providers.checkCallUrl(tenantId, m);
-    const key = JSON.stringify([m.factory, m.model_name, m.model_type, m.base_url, m.api_key]);
+    const fetch = await this.providers.checkCallUrl(tenantId, m);
+    // A client calls through the fetch it was built with: one behind the address policy is not shared with a trusted one.
+    const key = JSON.stringify([m.factory, m.model_name, m.model_type, m.base_url, m.api_key, fetch === undefined || fetch === globalThis.fetch]);
     let c = this.cache.get(key);
     if (c) {
       this.cache.delete(key);
     } else {
-      c = createModel({ factory: m.factory, model_name: m.model_name, model_type: m.model_type, base_url: m.base_url, api_key: m.api_key, id: m.id });
+      c = createModel({ factory: m.factory, model_name: m.model_name, model_type: m.model_type, base_url: m.base_url, api_key: m.api_key, id: m.id, fetch });
       if (this.cache.size >= this.maxClients) this.cache.delete(this.cache.keys().next().value!);
     }
     this.cache.set(key, c);

@@ -116,8 +116,9 @@ export class ProviderService implements ModelCatalog {
   async checkConnection(p: Principal, factory: string, input: { base_url?: string; api_key?: string; model_name: string; model_type: ModelType }) {
     const f = requireFactory(factory);
     const baseUrl = normaliseBaseUrl(input.base_url ?? '');
-    if (baseUrl) await this.checkBaseUrl(f.name, baseUrl, p.isAdmin);
-    const client = createModel({ factory: f.name, model_name: input.model_name, model_type: input.model_type, base_url: input.base_url, api_key: input.api_key });
+    // The connection goes through the policy's fetch: the check above and the connect use the same address.
+    const fetch = baseUrl ? await this.checkBaseUrl(f.name, baseUrl, p.isAdmin) : undefined;
+    const client = createModel({ factory: f.name, model_name: input.model_name, model_type: input.model_type, base_url: input.base_url, api_key: input.api_key, fetch });
     // The base URL and model here are the caller's input: a failure is a bad request, named by the provider.
     await client.verify?.().catch((err: Error) => {
       throw badRequest(err.message);
@@ -247,16 +248,18 @@ export class ProviderService implements ModelCatalog {
   /**
    * Checks a resolved model's base URL against the outbound-address policy before a call: the name is
    * resolved again each time, since what it points to can change after registration. Instances of the
-   * installation admin's own workspace are trusted, as at registration.
+   * installation admin's own workspace are trusted, as at registration. Returns the fetch the model's
+   * client must call with (it connects only to addresses the policy accepts), or undefined for a
+   * built-in default base URL.
    */
-  async checkCallUrl(tenantId: string, model: ResolvedModel): Promise<void> {
-    if (!model.base_url) return;
+  async checkCallUrl(tenantId: string, model: ResolvedModel): Promise<typeof fetch | undefined> {
+    if (!model.base_url) return undefined;
     const owner = await this.store.users.byId(tenantId);
-    await this.checkBaseUrl(model.factory, model.base_url, owner?.is_admin === 1);
+    return this.checkBaseUrl(model.factory, model.base_url, owner?.is_admin === 1);
   }
 
   /** A base URL the caller gave (the built-in default ones are not checked): the installation's admin may name local servers. */
-  private checkBaseUrl(factory: string, baseUrl: string, isAdmin: boolean): Promise<void> {
+  private checkBaseUrl(factory: string, baseUrl: string, isAdmin: boolean): Promise<typeof fetch> {
     return this.guard(baseUrl, `Model provider ${factory} base URL`, { trusted: isAdmin });
   }
 

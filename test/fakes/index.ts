@@ -20,6 +20,7 @@ export * from './script.js';
 export * from './server.js';
 export * from './openai.js';
 export * from './ollama.js';
+export * from './mcp.js';
 
 export interface Fakes {
   openai: FakeOpenAI;

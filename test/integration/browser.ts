@@ -55,6 +55,29 @@ export async function saveFailureScreenshot(page: Page, rootDir: string, name: s
   return file;
 }
 
+/**
+ * Mocha hooks for a console walk whose steps build on each other: after a failure the steps left are
+ * skipped (they would only wait for what never came), and what the browser showed when the step failed
+ * is saved (saveFailureScreenshot) and named on stderr with the page's uncaught errors, for whoever reads
+ * the failure. `page` and `rootDir` are read when a step fails (the suite's `before` sets them up).
+ */
+export function stopAtFirstFailure(name: string, page: () => Page | undefined, rootDir: () => string, pageErrors: string[]): void {
+  let failed = false;
+  beforeEach(function () {
+    if (failed) this.skip();
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return;
+    failed = true;
+    const shown = page();
+    if (!shown) return;
+    await saveFailureScreenshot(shown, rootDir(), `${name} ${this.currentTest.title}`).then(
+      (shot) => console.error(`    screenshot of the failure: ${shot}${pageErrors.length ? `\n    errors in the page: ${pageErrors.join('; ')}` : ''}`),
+      (err: Error) => console.error(`    no screenshot of the failure: ${err.message}`),
+    );
+  });
+}
+
 export interface AxeViolation {
   id: string;
   impact: string | null;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { harness, type Harness } from './harness.js';
-import { assertConsoleBuilt, describeViolations, openConsole, saveFailureScreenshot, seriousViolations } from './browser.js';
+import { assertConsoleBuilt, describeViolations, openConsole, seriousViolations, stopAtFirstFailure } from './browser.js';
 import { Api, eventually } from './client.js';
 import { addModelServer } from './chat-helpers.js';
 import { canvas, createAgent } from './agent-helpers.js';
@@ -53,19 +53,7 @@ describe('web console: agent runs, replay and readable canvas nodes', function (
     ({ browser, page } = await openConsole(h.url, token, pageErrors));
   });
 
-  let failed = false;
-  beforeEach(function () {
-    if (failed) this.skip();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed') return;
-    failed = true;
-    if (!page) return;
-    await saveFailureScreenshot(page, h.config.rootDir, `console agent runs ${this.currentTest.title}`).then(
-      (shot) => console.error(`    screenshot of the failure: ${shot}${pageErrors.length ? `\n    errors in the page: ${pageErrors.join('; ')}` : ''}`),
-      (err: Error) => console.error(`    no screenshot of the failure: ${err.message}`),
-    );
-  });
+  stopAtFirstFailure('console agent runs', () => page, () => h.config.rootDir, pageErrors);
   after(async () => {
     await browser?.close();
     await fake?.close();

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { harness, type Harness } from './harness.js';
-import { assertConsoleBuilt, describeViolations, openConsole, saveFailureScreenshot, seriousViolations } from './browser.js';
+import { assertConsoleBuilt, describeViolations, openConsole, seriousViolations, stopAtFirstFailure } from './browser.js';
 import { Api } from './client.js';
 import { getDoc } from './documents-helpers.js';
 import { useFakeProviders } from './providers-helpers.js';
@@ -53,20 +53,8 @@ describe('web console: ingestion pipelines', function () {
     ({ browser, page } = await openConsole(h.url, token, pageErrors));
   });
 
-  let failed = false;
-  beforeEach(function () {
-    if (failed) this.skip();
-  });
-  afterEach(async function () {
-    gate?.release();
-    if (this.currentTest?.state !== 'failed') return;
-    failed = true;
-    if (!page) return;
-    await saveFailureScreenshot(page, h.config.rootDir, `console pipelines ${this.currentTest.title}`).then(
-      (shot) => console.error(`    screenshot of the failure: ${shot}${pageErrors.length ? `\n    errors in the page: ${pageErrors.join('; ')}` : ''}`),
-      (err: Error) => console.error(`    no screenshot of the failure: ${err.message}`),
-    );
-  });
+  afterEach(() => gate?.release());
+  stopAtFirstFailure('console pipelines', () => page, () => h.config.rootDir, pageErrors);
   after(async () => {
     gate?.release();
     await browser?.close();

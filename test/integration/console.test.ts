@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { harness, type Harness } from './harness.js';
-import { assertConsoleBuilt, describeViolations, launchBrowser, saveFailureScreenshot, seriousViolations } from './browser.js';
+import { assertConsoleBuilt, describeViolations, launchBrowser, seriousViolations, stopAtFirstFailure } from './browser.js';
 import { Api } from './client.js';
 import { getDoc } from './documents-helpers.js';
 import { startFakes, toolRoundTrip, type Fakes } from '../fakes/index.js';
@@ -63,21 +63,7 @@ describe('web console', function () {
     page.on('pageerror', (err) => pageErrors.push(err.message));
   });
 
-  // The steps build on each other: after a failure the rest would only wait for what never came.
-  let failed = false;
-  beforeEach(function () {
-    if (failed) this.skip();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed') return;
-    failed = true;
-    // What the browser showed, for whoever reads the failure.
-    if (!page) return;
-    await saveFailureScreenshot(page, h.config.rootDir, `console ${this.currentTest.title}`).then(
-      (shot) => console.error(`    screenshot of the failure: ${shot}${pageErrors.length ? `\n    errors in the page: ${pageErrors.join('; ')}` : ''}`),
-      (err: Error) => console.error(`    no screenshot of the failure: ${err.message}`),
-    );
-  });
+  stopAtFirstFailure('console', () => page, () => h.config.rootDir, pageErrors);
 
   after(async () => {
     await browser?.close();

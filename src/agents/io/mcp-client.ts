@@ -2,12 +2,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { refusalOf } from './ssrf.js';
 
 export interface McpServerConfig {
   name: string;
   url: string;
   server_type: string;
   headers: Record<string, string>;
+  /** The fetch to connect with: the outbound-address policy's (services/outbound-urls.ts); default the global one. */
+  fetch?: typeof fetch;
 }
 
 export interface McpToolInfo {
@@ -25,13 +28,15 @@ export class McpConnection {
 
   static async open(server: McpServerConfig, signal?: AbortSignal): Promise<McpConnection> {
     const url = new URL(server.url);
-    const requestInit = { headers: server.headers };
-    const transport: Transport = server.server_type === 'sse' ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+    const options = { requestInit: { headers: server.headers }, fetch: server.fetch };
+    const transport: Transport = server.server_type === 'sse' ? new SSEClientTransport(url, options) : new StreamableHTTPClientTransport(url, options);
     const client = new Client({ name: 'cairn-agent', version: '1.0.0' });
     try {
       await client.connect(transport, { signal });
     } catch (err) {
-      throw new Error(`MCP server '${server.name}' at ${server.url}: ${err instanceof Error ? err.message : String(err)}`);
+      // A refused address is named as such, not hidden behind the SDK's "fetch failed".
+      const cause = refusalOf(err) ?? err;
+      throw new Error(`MCP server '${server.name}' at ${server.url}: ${cause instanceof Error ? cause.message : String(cause)}`);
     }
     return new McpConnection(client, server);
   }

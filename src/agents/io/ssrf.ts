@@ -32,6 +32,15 @@ export class SsrfError extends Error {
   override name = 'SsrfError';
 }
 
+/** The policy's refusal behind a failed request (fetch wraps it in "fetch failed", SDKs wrap that again), if that is why it failed. */
+export function refusalOf(err: unknown): SsrfError | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 8; depth++) {
+    if (e instanceof SsrfError) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 type Range = { family: 4 | 6; base: bigint; bits: number; label: string };
 
 const V4: [string, string][] = [

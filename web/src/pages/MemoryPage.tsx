@@ -4,6 +4,7 @@ import { DataTable } from '../components/DataTable.js';
 import { ListStatus } from '../components/ListStatus.js';
 import { CheckboxField, Dialog, ErrorMessage, PageHeader, Pager, ProgressBar, RangeField, SubmitButton, TextArea, TextField, formatTime } from '../components/ui.js';
 import { useAction, useConfirmedAction, usePolling, useLoad } from '../hooks.js';
+import { ExtractedItems, ItemState } from '../components/MemoryItems.js';
 import type { Memory } from './MemoriesPage.js';
 
 interface MemoryMessage {
@@ -13,6 +14,8 @@ interface MemoryMessage {
   agent_name?: string;
   session_id: string;
   valid_at: number | null;
+  invalid_at: number | null;
+  replaced_by: number | null;
   forget_at: number | null;
   status: boolean;
   task?: { progress: number; progress_msg: string };
@@ -32,9 +35,12 @@ const POLL_MS = 2000;
 export function MemoryPage({ memoryId }: { memoryId: string }) {
   const memory = useLoad((signal) => api.get<Memory>(`/memories/${memoryId}/config`, undefined, signal), [memoryId]);
   const [page, setPage] = useState(1);
+  // History: items replaced or retracted are listed too, marked (include_invalid=true).
+  const [history, setHistory] = useState(false);
   const messages = useLoad(
-    (signal) => api.get<{ messages: { message_list: MemoryMessage[]; total_count: number } }>(`/memories/${memoryId}`, { page, page_size: PAGE_SIZE }, signal),
-    [memoryId, page],
+    (signal) =>
+      api.get<{ messages: { message_list: MemoryMessage[]; total_count: number } }>(`/memories/${memoryId}`, { page, page_size: PAGE_SIZE, ...(history ? { include_invalid: true } : {}) }, signal),
+    [memoryId, page, history],
   );
   const [content, setContent] = useState<{ id: number; text: string }>();
   const action = useConfirmedAction(messages.reload);
@@ -70,6 +76,12 @@ export function MemoryPage({ memoryId }: { memoryId: string }) {
       <MemorySearch memoryId={memoryId} />
       <AddTurn memoryId={memoryId} onAdded={messages.reload} />
       <h2>Messages</h2>
+      <CheckboxField
+        label="Show history"
+        hint="Also list extracted items that were corrected (replaced) or retracted, marked as such."
+        checked={history}
+        onChange={(e) => setHistory(e.target.checked)}
+      />
       <ListStatus list={messages} count={messages.data && list.length} empty="No messages yet: agents with a Memory component add them, or add a turn above." />
       {list.length > 0 && (
         <DataTable
@@ -84,6 +96,7 @@ export function MemoryPage({ memoryId }: { memoryId: string }) {
                   #{m.message_id} {m.message_type}
                   <div className="small muted">{formatTime(m.valid_at)}</div>
                   {m.forget_at && <span className="badge">forgotten</span>}
+                  {m.message_type !== 'raw' && <ItemState item={m} />}
                 </>
               ),
             },
@@ -97,7 +110,11 @@ export function MemoryPage({ memoryId }: { memoryId: string }) {
               ),
             },
             { label: 'Extraction', cell: (m) => <Extraction task={m.task} id={m.message_id} /> },
-            { label: 'Extracted items', cell: (m) => (m.extract?.length ? m.extract.map((x) => x.message_type).join(', ') : '—') },
+            {
+              label: 'Extracted items',
+              // An item listed on its own (its turn is gone) gets the same actions as a nested one.
+              cell: (m) => <ExtractedItems memoryId={memoryId} items={m.message_type === 'raw' ? (m.extract ?? []) : [m]} onChanged={messages.reload} />,
+            },
           ]}
           actions={(m) => (
             <>
