@@ -56,3 +56,13 @@ export async function* followRun(bus: RunEvents, runKey: string, signal?: AbortS
  * activity for the run's record (docs/agents.md, "Runs and replay"); never forwarded to a caller.
  */
 export const STEP_INPUTS = 'step_inputs';
+
+/**
+ * Internal: the chunks and documents one component added to the turn's reference (`{component_id,
+ * reference}`), for the run's record, so a replay that reuses the component has them in its reference
+ * too; never forwarded to a caller.
+ */
+export const STEP_REFERENCE = 'step_reference';
+
+/** Internal events a caller's stream never carries. */
+export const RECORD_ONLY_EVENTS: ReadonlySet<string> = new Set([STEP_INPUTS, STEP_REFERENCE]);

@@ -637,6 +637,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('memory_messages').addColumn('replaced_by', t.bigint).execute();
     },
   },
+  '0021_agent_run_step_references': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // The chunks a step added to its turn's reference, so a replay that reuses the step has them too (docs/agents.md, "Replay").
+      await db.schema.alterTable('agent_run_steps').addColumn('reference', t.text).execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

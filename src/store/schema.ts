@@ -475,6 +475,8 @@ export interface AgentRunStepsTable {
   error: string | null;
   /** JSON: an Agent's tool calls (RAGFlow's trace entries). */
   trace: string;
+  /** JSON of the chunks and documents the step added to the turn's reference (a ReferenceBucket); null when none or recorded before 0021. */
+  reference: string | null;
 }
 
 export interface Database {
