@@ -254,7 +254,7 @@ export class AgentSessionService {
 
   /**
    * The caller's view of a turn: its event log, read from the start. A turn recorded long ago whose log was
-   * purged (an hour after it was written) answers with its recorded answer.
+   * purged (an hour after the turn ended) answers with its recorded answer.
    */
   private followTurn(agentId: string, sessionId: string, messageId: string, recordedIn?: AgentSessionRow, createdAt = toSeconds(nowMs())): AgentTurn {
     const bus = this.events;

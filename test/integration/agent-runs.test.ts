@@ -72,6 +72,33 @@ describe('agent runs: durable run records, their steps, the turn log and replay'
     assert.deepEqual(one.body.data, run);
   });
 
+  it('a turn whose first steps were logged longer ago than the purge age still records every step (logs go whole, after their run ended)', async () => {
+    const agentId = await createAgent(api, twoLlmCanvas());
+    fake.behaviour.ttftMs = 1500;
+    const pending = api.post('/agents/chat/completions', { agent_id: agentId, query: 'slow', stream: false });
+    const { events } = await (await harness()).backends();
+    await new Promise((r) => setTimeout(r, 1000));
+    // The purge as it runs every ten minutes, with ages shorter than the turn so far (a test clock): the
+    // turn's early steps (Begin, LLM:Draft's start and inputs) are older than both.
+    const purged = await events.purgeLogs({ endedMs: 0, idleMs: 10 * 60 * 1000 });
+    const res = await pending;
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const { session_id: sessionId, message_id: runId } = res.body.data;
+    const run = (await api.get(`/agents/${agentId}/sessions/${sessionId}/runs/${runId}`)).body.data;
+    assert.deepEqual(run.steps.map((s: any) => [s.component_id, s.status]), [
+      ['begin', 'finished'],
+      ['LLM:Draft', 'finished'],
+      ['LLM:Polish', 'finished'],
+      ['Message:Out', 'finished'],
+    ], `purged ${purged} events of other logs`);
+    assert.deepEqual(run.steps[1].inputs.messages.at(-1), { role: 'user', content: 'slow' });
+
+    // Once the turn has ended, its log goes whole.
+    assert.ok((await events.read(runId, 0)).length > 0);
+    await events.purgeLogs({ endedMs: 0, idleMs: 60 * 60 * 1000 });
+    assert.deepEqual(await events.read(runId, 0), []);
+  });
+
   it('pages runs newest first', async () => {
     const agentId = await createAgent(api, llmCanvas());
     const first = await turn(agentId, 'one');
