@@ -15,7 +15,7 @@ import { recordTurn, runnableCanvas } from '../src/agents/io/session-turns.js';
 import { streamedSoFar } from '../src/agents/stream.js';
 import type { CanvasDsl } from '../src/agents/dsl.js';
 import { recordRunEnd } from '../src/agents/io/run-records.js';
-import { stepInputEvents } from '../src/agents/run-steps.js';
+import { stepInputEvents, stepReferenceEvents } from '../src/agents/run-steps.js';
 import { RUN_END, type RunEvent } from '../src/events/types.js';
 import { isInternalError } from '../src/agents/run-failure.js';
 
@@ -191,6 +191,8 @@ export function agentActivities(deps: ActivityDeps) {
         try {
           const result = await work(signal, publisher, (event) => out.event(event));
           await out.close();
+          // What it retrieved goes to the run's record, so a replay that reuses it has the chunks too.
+          await events.publish(input.runKey, stepReferenceEvents(input.call.id, result));
           return result;
         } catch (err) {
           await out.close().catch(() => undefined);

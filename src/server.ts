@@ -45,6 +45,7 @@ import { agentCanvasRoutes } from './api/routers/agent-canvas.js';
 import { memoryRoutes } from './api/routers/memories.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { metricsRoutes } from './api/routers/metrics.js';
+import { LOG_RETENTION } from './events/types.js';
 
 export interface Cairn {
   url: string;
@@ -125,8 +126,8 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     const auth = new AuthService(store, await resolveJwtSecret(config, store), { minPasswordLength: config.minPasswordLength });
     const services = buildApiServices(config, deps, workflows, log);
     const { providers, datasets, documents, chunks, retrieval, chats, sessions, conversations, searchApps, agents, agentSessions, memories, datasetIndexes } = services;
-    // Event logs of finished runs are read within seconds; an hour is plenty for a slow reader.
-    const purge = setInterval(() => void deps.events.purgeOlderThan(60 * 60 * 1000).catch(() => undefined), 10 * 60 * 1000);
+    // Whole logs go, an hour after their run ended (LOG_RETENTION): a long turn's record keeps every step.
+    const purge = setInterval(() => void deps.events.purgeLogs(LOG_RETENTION).catch(() => undefined), 10 * 60 * 1000);
     purge.unref();
     cleanups.push(async () => clearInterval(purge));
 

@@ -8,7 +8,7 @@
 import type { CanvasDsl, ComponentDef, Outputs, ReferenceBucket } from './dsl.js';
 import { ERROR_OUTPUT, NEXT_OUTPUT } from './dsl.js';
 import type { RunEvent } from '../events/types.js';
-import { RUN_ERROR } from '../events/types.js';
+import { RUN_ERROR, STEP_REFERENCE } from '../events/types.js';
 import type {
   AgentRunInput,
   ComponentCall,
@@ -308,7 +308,10 @@ class CanvasRun {
     if (recorded) {
       // A replay: no model or tool is called again. A Message shows its recorded text.
       if (name === 'Message') this.emit('message', { content: String(recorded.content ?? '') });
-      return { outputs: { ...recorded }, reused: true };
+      // Its recorded chunks join this turn's reference, and this run's record, as if it had run.
+      const reference = this.input.reuseReferences?.[id];
+      if (reference) this.emit(STEP_REFERENCE, { component_id: id, reference });
+      return { outputs: { ...recorded }, reused: true, ...(reference ? { reference } : {}) };
     }
     try {
       switch (name) {

@@ -2,9 +2,9 @@
  * A turn's component steps, rebuilt from its event log for the run record (docs/agents.md, "Runs and
  * replay"): each `node_started` opens a step, the component's next `node_finished` closes it. Pure.
  */
-import type { Outputs } from './dsl.js';
-import type { ComponentCall, RunStatus } from './run-types.js';
-import { STEP_INPUTS, type RunEvent } from '../events/types.js';
+import type { Outputs, ReferenceBucket } from './dsl.js';
+import type { ComponentCall, ComponentResult, RunStatus } from './run-types.js';
+import { STEP_INPUTS, STEP_REFERENCE, type RunEvent } from '../events/types.js';
 
 export type StepStatus = 'running' | 'finished' | 'failed' | 'paused' | 'cancelled';
 
@@ -24,6 +24,8 @@ export interface RecordedStep {
   error: string | null;
   /** An Agent's tool calls, as RAGFlow's trace lists them. */
   trace: { path: string; tool_name: string; arguments: unknown; result: unknown; elapsed_time: number }[];
+  /** The chunks and documents it added to the turn's reference; null when none. */
+  reference: ReferenceBucket | null;
 }
 
 /** Timing keys the interpreter adds to node_finished outputs: not outputs of the component. */
@@ -49,6 +51,18 @@ export function stepInputEvents(call: ComponentCall): RunEvent[] {
     const { kind: _k, id: _id, ...rest } = producer;
     events.push({ event: STEP_INPUTS, data: { component_id: pid, inputs: rest } });
   }
+  return events;
+}
+
+/**
+ * The STEP_REFERENCE events of an I/O component's result: one for the component and one for each
+ * streamed producer that retrieved something (an Agent's Retrieval tools, a Retrieval component).
+ */
+export function stepReferenceEvents(id: string, result: ComponentResult): RunEvent[] {
+  const found = (r: ReferenceBucket | undefined): r is ReferenceBucket => !!r && (Object.keys(r.chunks).length > 0 || Object.keys(r.doc_aggs).length > 0);
+  const events: RunEvent[] = [];
+  if (found(result.reference)) events.push({ event: STEP_REFERENCE, data: { component_id: id, reference: result.reference } });
+  for (const [pid, p] of Object.entries(result.producers ?? {})) if (found(p.reference)) events.push({ event: STEP_REFERENCE, data: { component_id: pid, reference: p.reference } });
   return events;
 }
 
@@ -84,15 +98,20 @@ export function stepsFromEvents(events: RunEvent[], runStatus: RunStatus): Recor
         outputs: {},
         error: null,
         trace: [],
+        reference: null,
       });
     } else if (event === STEP_INPUTS) {
       const step = open(data.component_id) ?? lastWhere(steps, (s) => s.component_id === data.component_id);
       if (step) step.inputs = data.inputs;
+    } else if (event === STEP_REFERENCE) {
+      const step = open(data.component_id) ?? lastWhere(steps, (s) => s.component_id === data.component_id);
+      // A retried attempt publishes its reference again: the last one is the one the turn kept.
+      if (step) step.reference = (raw as { reference: ReferenceBucket }).reference;
     } else if (event === 'node_finished') {
       let step = open(data.component_id);
       if (!step) {
         // A container's end has no start of its own in the batch it ends.
-        step = { component_id: data.component_id, component_name: data.component_name ?? data.component_id, component_type: data.component_type ?? '', status: 'running', reused: false, started_at: (data.created_at ?? 0) * 1000, duration: null, inputs: null, outputs: {}, error: null, trace: [] };
+        step = { component_id: data.component_id, component_name: data.component_name ?? data.component_id, component_type: data.component_type ?? '', status: 'running', reused: false, started_at: (data.created_at ?? 0) * 1000, duration: null, inputs: null, outputs: {}, error: null, trace: [], reference: null };
         steps.push(step);
       }
       const created = Number(data.outputs?._created_time);

@@ -40,6 +40,12 @@ export interface AgentRunInput extends RunIds {
    */
   reuse?: Record<string, Outputs>;
   /**
+   * A replay's recorded references (component id -> the chunks and documents it added to its turn's
+   * reference) of reused components: they join the replay's reference. Absent in ordinary turns, and
+   * in histories written before reused steps carried their references.
+   */
+  reuseReferences?: Record<string, ReferenceBucket>;
+  /**
    * Set on a turn that waited behind another (multitask_strategy enqueue / interrupt / rollback): its
    * canvas was read when it was submitted, so the turn reads the session's canvas again when it starts.
    */

@@ -1,4 +1,4 @@
-import { RUN_END, STEP_INPUTS, type RunEvent, type RunEvents } from '../events/types.js';
+import { RECORD_ONLY_EVENTS, RUN_END, type RunEvent, type RunEvents } from '../events/types.js';
 
 /**
  * Reads a run's event log for a caller: in order, until the run's end. A component whose activity ran
@@ -22,7 +22,7 @@ export async function* followAgentRun(
     for (const { seq: s, event } of batch) {
       seq = s;
       if (event.event === RUN_END) return;
-      if (event.event === STEP_INPUTS) continue;
+      if (RECORD_ONLY_EVENTS.has(event.event)) continue;
       const forwarded = dedupe(event, streams);
       if (forwarded) yield forwarded;
     }

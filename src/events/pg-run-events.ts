@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import { LocalWakeups } from './local-wakeups.js';
-import type { LoggedEvent, RunEvent, RunEvents } from './types.js';
+import { eventBody, RUN_END_PREFIX, type LogRetention, type LoggedEvent, type RunEvent, type RunEvents } from './types.js';
 
 /**
  * Run events in the PostgreSQL metadata database, so API replicas and workers on other machines share
@@ -23,7 +23,7 @@ export class PgRunEvents implements RunEvents {
       await sql`select pg_advisory_xact_lock(hashtextextended(${runKey}, 0))`.execute(trx);
       await trx
         .insertInto('run_events')
-        .values(events.map((e) => ({ run_key: runKey, body: JSON.stringify(e), create_time: now })))
+        .values(events.map((e) => ({ run_key: runKey, body: eventBody(e), create_time: now })))
         .execute();
     });
     this.wakeups.notify(runKey);
@@ -49,8 +49,13 @@ export class PgRunEvents implements RunEvents {
     if (runKeys.length) await this.db.deleteFrom('run_events').where('run_key', 'in', runKeys).execute();
   }
 
-  async purgeOlderThan(ageMs: number): Promise<number> {
-    const res = await this.db.deleteFrom('run_events').where('create_time', '<', Date.now() - ageMs).executeTakeFirst();
-    return Number(res.numDeletedRows);
+  async purgeLogs(retention: LogRetention): Promise<number> {
+    const now = Date.now();
+    const res = await sql`
+      delete from run_events where run_key in (
+        select run_key from run_events group by run_key
+        having max(case when substr(body, 1, ${RUN_END_PREFIX.length}) = ${RUN_END_PREFIX} then create_time end) < ${now - retention.endedMs}
+            or max(create_time) < ${now - retention.idleMs})`.execute(this.db);
+    return Number(res.numAffectedRows ?? 0);
   }
 }

@@ -1,6 +1,6 @@
 import type { Sqlite } from '../index/sqlite-database.js';
 import { LocalWakeups } from './local-wakeups.js';
-import type { LoggedEvent, RunEvent, RunEvents } from './types.js';
+import { eventBody, RUN_END_PREFIX, type LogRetention, type LoggedEvent, type RunEvent, type RunEvents } from './types.js';
 
 /**
  * Run events in the embedded SQLite file. A reader in the process that published is woken at once; a
@@ -26,7 +26,7 @@ export class SqliteRunEvents implements RunEvents {
     if (!events.length) return;
     const now = Date.now();
     this.sqlite.transaction(() => {
-      for (const e of events) this.insert.run(runKey, JSON.stringify(e), now);
+      for (const e of events) this.insert.run(runKey, eventBody(e), now);
     })();
     this.wakeups.notify(runKey);
   }
@@ -45,7 +45,14 @@ export class SqliteRunEvents implements RunEvents {
     this.sqlite.transaction(() => runKeys.forEach((k) => del.run(k)))();
   }
 
-  async purgeOlderThan(ageMs: number): Promise<number> {
-    return this.sqlite.prepare('delete from run_events where create_time < ?').run(Date.now() - ageMs).changes;
+  async purgeLogs(retention: LogRetention): Promise<number> {
+    const now = Date.now();
+    return this.sqlite
+      .prepare(
+        `delete from run_events where run_key in (
+           select run_key from run_events group by run_key
+           having max(case when substr(body, 1, ?) = ? then create_time end) < ? or max(create_time) < ?)`,
+      )
+      .run(RUN_END_PREFIX.length, RUN_END_PREFIX, now - retention.endedMs, now - retention.idleMs).changes;
   }
 }

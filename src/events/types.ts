@@ -33,9 +33,32 @@ export interface RunEvents {
   wait(runKey: string, timeoutMs: number): Promise<void>;
   /** Drops the logs of these runs. */
   remove(runKeys: string[]): Promise<void>;
-  /** Drops logs older than `ageMs`; returns how many events went. */
-  purgeOlderThan(ageMs: number): Promise<number>;
+  /** Drops whole logs as `retention` says (see LogRetention); returns how many events went. */
+  purgeLogs(retention: LogRetention): Promise<number>;
 }
+
+/**
+ * How long a run's log is kept. A log goes as a whole, never event by event, so a turn's record
+ * (rebuilt from its log when it ends) always has every step, however long the turn ran: a log is
+ * purged `endedMs` after its run's end (its RUN_END event), and a log that never ended (its workflow
+ * terminated from outside, a component's debug run) once nothing was written to it for `idleMs`.
+ */
+export interface LogRetention {
+  endedMs: number;
+  idleMs: number;
+}
+
+/** Ended logs are read within seconds (an hour is plenty for a slow reader); a live turn writes far more often than daily. */
+export const LOG_RETENTION: LogRetention = { endedMs: 60 * 60 * 1000, idleMs: 24 * 60 * 60 * 1000 };
+
+/** A stored event as JSON, `event` first, so a log's end is found by its text (RUN_END_PREFIX) without parsing bodies. */
+export function eventBody(e: RunEvent): string {
+  const { event, ...rest } = e;
+  return JSON.stringify({ event, ...rest });
+}
+
+/** How the stored body of a RUN_END event starts (see eventBody). */
+export const RUN_END_PREFIX = `{"event":"${RUN_END}"`;
 
 /** Follows a run's log until its RUN_END event (not yielded), or until `signal` aborts. */
 export async function* followRun(bus: RunEvents, runKey: string, signal?: AbortSignal, pollMs = 25): AsyncGenerator<RunEvent> {
@@ -56,3 +79,13 @@ export async function* followRun(bus: RunEvents, runKey: string, signal?: AbortS
  * activity for the run's record (docs/agents.md, "Runs and replay"); never forwarded to a caller.
  */
 export const STEP_INPUTS = 'step_inputs';
+
+/**
+ * Internal: the chunks and documents one component added to the turn's reference (`{component_id,
+ * reference}`), for the run's record, so a replay that reuses the component has them in its reference
+ * too; never forwarded to a caller.
+ */
+export const STEP_REFERENCE = 'step_reference';
+
+/** Internal events a caller's stream never carries. */
+export const RECORD_ONLY_EVENTS: ReadonlySet<string> = new Set([STEP_INPUTS, STEP_REFERENCE]);

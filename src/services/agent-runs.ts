@@ -3,7 +3,7 @@ import type { AgentRunRow, AgentRunStepRow } from '../store/agent-runs.js';
 import type { Principal } from './auth.js';
 import type { AgentService } from './agents.js';
 import { turnStillRunning, type AgentSessionService, type AgentTurn } from './agent-sessions.js';
-import type { Outputs, RunInputs } from '../agents/dsl.js';
+import type { Outputs, ReferenceBucket, RunInputs } from '../agents/dsl.js';
 import type { RunRequest } from '../agents/run-types.js';
 import { API_PREFIX } from '../api/routes.js';
 import { badRequest, notFound } from '../errors.js';
@@ -89,7 +89,14 @@ export class AgentRunService {
       throw badRequest(`Component '${input.from_component}' did not run in run '${runId}' (it ran: ${ran || 'nothing'})`);
     }
     const reuse: Record<string, Outputs> = {};
-    for (const s of steps.slice(0, from)) if (s.status === 'finished') reuse[s.component_id] = JSON.parse(s.outputs) as Outputs;
+    const reuseReferences: Record<string, ReferenceBucket> = {};
+    for (const s of steps.slice(0, from)) {
+      if (s.status !== 'finished') continue;
+      reuse[s.component_id] = JSON.parse(s.outputs) as Outputs;
+      // Steps recorded before references were kept (no column value) replay without their chunks.
+      if (s.reference) reuseReferences[s.component_id] = JSON.parse(s.reference) as ReferenceBucket;
+      else delete reuseReferences[s.component_id];
+    }
     const request = JSON.parse(run.request) as RunRequest;
     return this.sessions.startTurn(p, {
       agent_id: agentId,
@@ -100,7 +107,7 @@ export class AgentRunService {
       user_id: request.userId,
       chat_template_kwargs: request.chatTemplateKwargs,
       trigger: 'replay',
-      replay: { run_id: run.id, from_component: input.from_component, reuse },
+      replay: { run_id: run.id, from_component: input.from_component, reuse, reuseReferences },
     });
   }
 

@@ -5,7 +5,7 @@ import type { AgentService } from './agents.js';
 import type { AgentAttachmentService } from './agent-attachments.js';
 import { isRelease } from './agents.js';
 import type { RunEvent, RunEvents } from '../events/types.js';
-import type { CanvasDsl, Outputs, RunInputs } from '../agents/dsl.js';
+import type { CanvasDsl, Outputs, ReferenceBucket, RunInputs } from '../agents/dsl.js';
 import type { AgentRunInput, AgentTurnSignal, CanvasLimits, MultitaskStrategy } from '../agents/run-types.js';
 import { resumeKey } from '../agents/resume-key.js';
 import { runnableCanvas, sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
@@ -50,8 +50,8 @@ export interface CompletionInput {
   multitask_strategy?: MultitaskStrategy;
   /** What starts the turn, for its run record ('completion' when absent). */
   trigger?: string;
-  /** Replays a recorded run: these components take their recorded outputs (AgentRunService.replay). */
-  replay?: { run_id: string; from_component: string; reuse: Record<string, Outputs> };
+  /** Replays a recorded run: these components take their recorded outputs and references (AgentRunService.replay). */
+  replay?: { run_id: string; from_component: string; reuse: Record<string, Outputs>; reuseReferences: Record<string, ReferenceBucket> };
   /** What the new session (none given) is listed as: "workflow" by default; a trigger's call names itself. */
   source?: NewSessionSource;
 }
@@ -239,6 +239,7 @@ export class AgentSessionService {
       // A replay walks the canvas from Begin, even in a session waiting for user inputs.
       canvas.paused = false;
       run.reuse = input.replay.reuse;
+      if (Object.keys(input.replay.reuseReferences).length) run.reuseReferences = input.replay.reuseReferences;
       run.request.replay = { run_id: input.replay.run_id, from_component: input.replay.from_component };
     }
     const strategy = input.multitask_strategy ?? 'reject';
@@ -253,7 +254,7 @@ export class AgentSessionService {
 
   /**
    * The caller's view of a turn: its event log, read from the start. A turn recorded long ago whose log was
-   * purged (an hour after it was written) answers with its recorded answer.
+   * purged (an hour after the turn ended) answers with its recorded answer.
    */
   private followTurn(agentId: string, sessionId: string, messageId: string, recordedIn?: AgentSessionRow, createdAt = toSeconds(nowMs())): AgentTurn {
     const bus = this.events;

@@ -7,7 +7,7 @@ import { beginMode } from '../agents/components/pure.js';
 import type { CanvasDsl } from '../agents/dsl.js';
 import { webhookBegin, webhookConfig, type WebhookConfig } from '../triggers/webhook-config.js';
 import { webhookPayload, type RawWebhookRequest } from '../triggers/webhook-request.js';
-import { checkBodySize, checkIpWhitelist, checkWebhookAuth, WebhookRateLimiter } from '../triggers/webhook-security.js';
+import { checkBodySize, checkIpWhitelist, checkWebhookAuth, TooManyWebhookCalls } from '../triggers/webhook-security.js';
 import { callView, ownerPrincipal } from './agent-trigger-calls.js';
 import { DATAFLOW_CANVAS } from '../pipelines/names.js';
 import { ApiError, badRequest, forbidden, notFound } from '../errors.js';
@@ -42,7 +42,6 @@ export class AgentWebhookService {
     private readonly store: MetaStore,
     private readonly agents: AgentService,
     private readonly sessions: AgentSessionService,
-    private readonly limiter = new WebhookRateLimiter(),
   ) {}
 
   /**
@@ -56,7 +55,7 @@ export class AgentWebhookService {
     const trigger = tester ? 'webhook_test' : 'webhook';
     const row = { id: callId, agent_id: agent.id, tenant_id: agent.tenant_id, trigger, schedule_id: null, method: call.method, status: null, session_id: null, message_id: null, error: null, create_time: nowMs() };
     // First, and not logged when refused: a flood of calls costs a stranger its rate, and fills no log.
-    this.limiter.take(agent.id, config.security.rateLimit);
+    await this.takeCall(agent.id, config.security.rateLimit);
     try {
       if (config.methods.length && !config.methods.includes(call.method)) {
         throw new ApiError(405, `HTTP method '${call.method}' is not allowed for this webhook; allowed: ${config.methods.join(', ')}`);
@@ -96,6 +95,12 @@ export class AgentWebhookService {
   }
 
   /** The webhook route is public: a missing or invalid id is simply not found, and nothing about the agent is told. */
+  /** One call of the agent's rate, from the bucket every API replica on this database shares; 429 with the wait when spent. */
+  private async takeCall(agentId: string, rate: WebhookConfig['security']['rateLimit']): Promise<void> {
+    const waitMs = await this.store.agentTriggers.takeWebhookCall(agentId, rate.limit, rate.windowSeconds * 1000, nowMs());
+    if (waitMs > 0) throw new TooManyWebhookCalls(rate, Math.ceil(waitMs / 1000));
+  }
+
   private async anyAgent(agentId: string): Promise<AgentRow> {
     const agent = isId(agentId) ? await this.store.agents.byId(agentId) : undefined;
     if (!agent) throw notFound(`Agent '${agentId}' not found`);

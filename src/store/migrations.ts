@@ -637,6 +637,25 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('memory_messages').addColumn('replaced_by', t.bigint).execute();
     },
   },
+  '0021_agent_run_step_references': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // The chunks a step added to its turn's reference, so a replay that reuses the step has them too (docs/agents.md, "Replay").
+      await db.schema.alterTable('agent_run_steps').addColumn('reference', t.text).execute();
+    },
+  },
+  '0022_agent_webhook_rates': {
+    async up(db: Kysely<any>) {
+      const t = columnTypes(db);
+      // A webhook's rate limit holds across API replicas: one token bucket per agent, taken atomically (docs/agents.md, "Webhook").
+      await db.schema
+        .createTable('agent_webhook_rates')
+        .addColumn('agent_id', t.string(32), (c) => c.primaryKey())
+        .addColumn('tokens', t.real, (c) => c.notNull())
+        .addColumn('refilled_at', t.bigint, (c) => c.notNull())
+        .execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

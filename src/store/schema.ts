@@ -274,6 +274,15 @@ export interface AgentTriggerCallsTable {
   create_time: number;
 }
 
+/** Each webhook agent's token bucket (security.rate_limit), shared by every API replica on this database. */
+export interface AgentWebhookRatesTable {
+  agent_id: string;
+  /** Calls left at `refilled_at` (fractional: the bucket refills evenly). */
+  tokens: number;
+  /** Epoch milliseconds of the last refill. */
+  refilled_at: number;
+}
+
 /** Events of agent runs on their way from the worker to the API process streaming them. */
 export interface RunEventsTable {
   seq: Generated<number>;
@@ -475,6 +484,8 @@ export interface AgentRunStepsTable {
   error: string | null;
   /** JSON: an Agent's tool calls (RAGFlow's trace entries). */
   trace: string;
+  /** JSON of the chunks and documents the step added to the turn's reference (a ReferenceBucket); null when none or recorded before 0021. */
+  reference: string | null;
 }
 
 export interface Database {
@@ -495,6 +506,7 @@ export interface Database {
   agent_sessions: AgentSessionsTable;
   agent_schedules: AgentSchedulesTable;
   agent_trigger_calls: AgentTriggerCallsTable;
+  agent_webhook_rates: AgentWebhookRatesTable;
   agent_attachments: AgentAttachmentsTable;
   run_events: RunEventsTable;
   provider_instances: ProviderInstancesTable;

@@ -51,18 +51,13 @@ export function checkIpWhitelist(security: WebhookSecurity, rawIp: string): void
   if (!list.check(ip, family)) throw forbidden(`IP ${ip} is not allowed by the webhook's IP whitelist`);
 }
 
-/** A token bucket per agent, in this API process: `limit` calls, refilled evenly over the window. */
-export class WebhookRateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-
-  take(agentId: string, rate: WebhookSecurity['rateLimit'], now = Date.now()): void {
-    const perMs = rate.limit / (rate.windowSeconds * 1000);
-    const b = this.buckets.get(agentId) ?? { tokens: rate.limit, at: now };
-    b.tokens = Math.min(rate.limit, b.tokens + (now - b.at) * perMs);
-    b.at = now;
-    this.buckets.set(agentId, b);
-    if (b.tokens < 1) throw new ApiError(429, `Too many requests: this webhook takes ${rate.limit} calls per ${rate.windowSeconds} s (security.rate_limit)`);
-    b.tokens -= 1;
+/** A webhook call over the agent's `security.rate_limit` (429); the router sends `retryAfterSeconds` as Retry-After. */
+export class TooManyWebhookCalls extends ApiError {
+  constructor(
+    rate: WebhookSecurity['rateLimit'],
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, `Too many requests: this webhook takes ${rate.limit} calls per ${rate.windowSeconds} s (security.rate_limit); try again in ${retryAfterSeconds} s`);
   }
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { echoAnswer, lastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../fakes/index.js';
 import { eventually, newUser, type Api } from './client.js';
-import { postSse, userWithModel } from './chat-helpers.js';
+import { datasetWithChunk, postSse, userWithModel } from './chat-helpers.js';
 import { canvas, createAgent, llmCanvas, streamedText } from './agent-helpers.js';
 import { harness } from './harness.js';
 
@@ -72,6 +72,33 @@ describe('agent runs: durable run records, their steps, the turn log and replay'
     assert.deepEqual(one.body.data, run);
   });
 
+  it('a turn whose first steps were logged longer ago than the purge age still records every step (logs go whole, after their run ended)', async () => {
+    const agentId = await createAgent(api, twoLlmCanvas());
+    fake.behaviour.ttftMs = 1500;
+    const pending = api.post('/agents/chat/completions', { agent_id: agentId, query: 'slow', stream: false });
+    const { events } = await (await harness()).backends();
+    await new Promise((r) => setTimeout(r, 1000));
+    // The purge as it runs every ten minutes, with ages shorter than the turn so far (a test clock): the
+    // turn's early steps (Begin, LLM:Draft's start and inputs) are older than both.
+    const purged = await events.purgeLogs({ endedMs: 0, idleMs: 10 * 60 * 1000 });
+    const res = await pending;
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const { session_id: sessionId, message_id: runId } = res.body.data;
+    const run = (await api.get(`/agents/${agentId}/sessions/${sessionId}/runs/${runId}`)).body.data;
+    assert.deepEqual(run.steps.map((s: any) => [s.component_id, s.status]), [
+      ['begin', 'finished'],
+      ['LLM:Draft', 'finished'],
+      ['LLM:Polish', 'finished'],
+      ['Message:Out', 'finished'],
+    ], `purged ${purged} events of other logs`);
+    assert.deepEqual(run.steps[1].inputs.messages.at(-1), { role: 'user', content: 'slow' });
+
+    // Once the turn has ended, its log goes whole.
+    assert.ok((await events.read(runId, 0)).length > 0);
+    await events.purgeLogs({ endedMs: 0, idleMs: 60 * 60 * 1000 });
+    assert.deepEqual(await events.read(runId, 0), []);
+  });
+
   it('pages runs newest first', async () => {
     const agentId = await createAgent(api, llmCanvas());
     const first = await turn(agentId, 'one');
@@ -134,6 +161,43 @@ describe('agent runs: durable run records, their steps, the turn log and replay'
       ['LLM:Polish', false],
       ['Message:Out', false],
     ]);
+  });
+
+  it("a replay's reference holds the chunks of the reused Retrieval: in message_end, the stored answer and the non-stream answer, and again in a replay of the replay", async () => {
+    const ds = await datasetWithChunk(api, { name: `runs-ref-${Date.now()}` }, 'Granite cairns mark the summit trail.');
+    const agentId = await createAgent(
+      api,
+      canvas([
+        ['begin', 'Begin', {}, ['Retrieval:Find']],
+        ['Retrieval:Find', 'Retrieval', { kb_ids: [ds.id], similarity_threshold: 0 }, ['LLM:Answer']],
+        ['LLM:Answer', 'LLM', { prompts: [{ role: 'user', content: '{sys.query}' }] }, ['Message:Out']],
+        ['Message:Out', 'Message', { content: ['{LLM:Answer@content}'] }, []],
+      ]),
+    );
+    const recorded = await api.post('/agents/chat/completions', { agent_id: agentId, query: 'what marks the summit trail?', stream: false });
+    assert.equal(recorded.status, 200, JSON.stringify(recorded.body));
+    const { session_id: sessionId, message_id: runId } = recorded.body.data;
+    const chunkIds = (reference: any) => reference.chunks.map((c: any) => c.id);
+    const recordedChunks = chunkIds(recorded.body.data.data.reference);
+    assert.equal(recordedChunks.length, 1, JSON.stringify(recorded.body.data.data.reference));
+    assert.match(recorded.body.data.data.reference.chunks[0].content, /Granite cairns/);
+
+    const base = `/agents/${agentId}/sessions/${sessionId}/runs`;
+    const res = await postSse(api, `${base}/${runId}/replay`, { from_component: 'LLM:Answer' });
+    assert.equal(res.status, 200, res.raw);
+    const events = res.frames.filter((f) => f !== '[DONE]');
+    assert.equal(events.find((e) => e.event === 'node_finished' && e.data.component_id === 'Retrieval:Find').data.reused, true);
+    assert.deepEqual(chunkIds(events.find((e) => e.event === 'message_end').data.reference), recordedChunks, 'the stream carries the reused chunks');
+    assert.equal(events.some((e) => e.event === 'step_reference'), false, 'the record-only event never reaches the caller');
+    const replayId = events[0].message_id;
+    const stored = (await api.get(`/agents/${agentId}/sessions/${sessionId}`)).body.data.message.find((m: any) => m.role === 'assistant' && m.id === replayId);
+    assert.ok(stored, 'the replay answer is stored');
+    assert.deepEqual(chunkIds(stored.reference), recordedChunks, 'the stored answer carries the reused chunks');
+
+    // The replay's own record keeps the reused step's chunks: replaying it from the Message (both earlier steps reused) keeps them again.
+    const again = await api.post(`${base}/${replayId}/replay`, { from_component: 'Message:Out', stream: false });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.deepEqual(chunkIds(again.body.data.data.reference), recordedChunks, 'the non-stream answer carries the reused chunks');
   });
 
   it('replay refuses an unknown run (404), a component that did not run (400), and a session with a running turn (409)', async () => {

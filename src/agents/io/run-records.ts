@@ -65,6 +65,7 @@ export async function recordRunEnd(store: MetaStore, events: RunEvents, input: R
     outputs: JSON.stringify(s.outputs),
     error: s.error,
     trace: JSON.stringify(s.trace),
+    reference: s.reference ? JSON.stringify(s.reference) : null,
   }));
   await store.agentRuns.ended(row, steps);
 }

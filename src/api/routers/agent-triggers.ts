@@ -6,6 +6,7 @@ import { pagingQuery } from '../schemas.js';
 import { answerAgentWhole } from '../agent-frames.js';
 import { ApiError, badRequest } from '../../errors.js';
 import { MAX_WEBHOOK_BODY } from '../../triggers/webhook-config.js';
+import { TooManyWebhookCalls } from '../../triggers/webhook-security.js';
 import type { AgentWebhookService, WebhookCall, WebhookRun } from '../../services/agent-webhooks.js';
 import type { AgentScheduleService } from '../../services/agent-schedules.js';
 
@@ -91,6 +92,14 @@ const scheduleBody = {
   },
 };
 
+/** A call over the webhook's rate limit is answered 429 with Retry-After: the seconds until the bucket has a call again. */
+async function withRetryAfter(ctx: RouteContext, started: Promise<WebhookRun>): Promise<WebhookRun> {
+  return started.catch((err: unknown) => {
+    if (err instanceof TooManyWebhookCalls) ctx.res.setHeader('Retry-After', String(err.retryAfterSeconds));
+    throw err;
+  });
+}
+
 /** RAGFlow's webhook trigger (`/agents/{id}/webhook`, its test and its logs) and the agents' schedules. */
 export function agentTriggerRoutes(webhooks: AgentWebhookService, schedules: AgentScheduleService): RouteSpec[] {
   const webhookRoutes = WEBHOOK_ROUTE_METHODS.flatMap((method) => [
@@ -98,13 +107,13 @@ export function agentTriggerRoutes(webhooks: AgentWebhookService, schedules: Age
       method, path: '/agents/:agent_id/webhook', tag: 'agent triggers', public: true, raw: true, middleware: [webhookBody],
       summary: "Run the agent by webhook (its Begin in Webhook mode; no API key: the Begin's own auth guards it): query, headers and body go to Begin's outputs by its schema; answers at once with the configured status and body, or with the run's result",
       produces: { contentType: 'application/json', description: 'The configured response (Immediately), or {code, success, message: the answer} (Streaming)' },
-      handler: async (ctx: RouteContext) => answerWebhook(ctx, webhooks, await webhooks.start(ctx.params.agent_id!, webhookCall(ctx.req))),
+      handler: async (ctx: RouteContext) => answerWebhook(ctx, webhooks, await withRetryAfter(ctx, webhooks.start(ctx.params.agent_id!, webhookCall(ctx.req)))),
     }),
     route({
       method, path: '/agents/:agent_id/webhook/test', tag: 'agent triggers', raw: true, middleware: [webhookBody],
       summary: "The editor's test call of the webhook: as the webhook, made by the agent's owner with Cairn's credentials instead of the Begin's own auth; logged as webhook_test",
       produces: { contentType: 'application/json', description: 'As the webhook answers' },
-      handler: async (ctx: RouteContext) => answerWebhook(ctx, webhooks, await webhooks.start(ctx.params.agent_id!, webhookCall(ctx.req), ctx.principal)),
+      handler: async (ctx: RouteContext) => answerWebhook(ctx, webhooks, await withRetryAfter(ctx, webhooks.start(ctx.params.agent_id!, webhookCall(ctx.req), ctx.principal))),
     }),
   ]);
   return [

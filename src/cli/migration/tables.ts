@@ -43,13 +43,14 @@ export const COPIED_TABLES: { table: string; key: string[] }[] = [
 /**
  * Metadata tables deliberately left behind: the migrator's own bookkeeping (the target is migrated by
  * the same code), and run_events, the event logs of agent runs on their way to a caller's stream; they
- * belong to Temporal runs, which are not migrated, and are purged an hour after the run anyway.
+ * belong to Temporal runs, which are not migrated, and are purged an hour after the run ended anyway.
  * The memory_message* tables are the Milvus memory index's ledger (src/store/milvus-memory-ledger.ts):
  * empty in an embedded source (its memories live in the index file), and filled in the target by the
- * messages stage through MemoryIndex.importMessages, not copied as tables.
+ * messages stage through MemoryIndex.importMessages, not copied as tables. agent_webhook_rates holds the
+ * webhooks' rate buckets: a bucket left behind starts full, as it would after a window's wait.
  */
 const LEFT_BEHIND = new Set([
-  'kysely_migration', 'kysely_migration_lock', 'run_events',
+  'kysely_migration', 'kysely_migration_lock', 'run_events', 'agent_webhook_rates',
   'memory_messages', 'memory_message_totals', 'memory_message_guards', 'memory_message_sequence', 'memory_message_sync',
 ]);
 

@@ -3,8 +3,8 @@ import { runCanvas, type Executor } from '../../../src/agents/interpreter.js';
 import type { CanvasDsl } from '../../../src/agents/dsl.js';
 import type { AgentRunInput, ComponentCall, ComponentResult } from '../../../src/agents/run-types.js';
 import type { RunEvent } from '../../../src/events/types.js';
-import { STEP_INPUTS } from '../../../src/events/types.js';
-import { stepInputEvents, stepsFromEvents } from '../../../src/agents/run-steps.js';
+import { STEP_INPUTS, STEP_REFERENCE } from '../../../src/events/types.js';
+import { stepInputEvents, stepReferenceEvents, stepsFromEvents } from '../../../src/agents/run-steps.js';
 
 type Row = [string, string, Record<string, unknown>, string[]];
 
@@ -74,6 +74,26 @@ describe('replay in the canvas interpreter', () => {
     await runCanvas(input(twoLlms(), { begin: { topic: 'old' }, 'LLM:a': { content: 'A' } }, { topic: { value: 'new' } }), exec);
     const message = calls[0] as Extract<ComponentCall, { kind: 'Message' }>;
     assert.equal(message.producers['LLM:b']!.messages.at(-1)!.content, 'B: A new');
+  });
+
+  it("a reused component's recorded reference joins the turn's reference and the replay's own record", async () => {
+    const { exec, events } = fakeExecutor();
+    const chunk = { id: 'c1', content: 'Granite cairns', document_id: 'd1', document_name: 'a.txt' };
+    const reference = { chunks: { c1: chunk }, doc_aggs: { d1: { doc_name: 'a.txt', doc_id: 'd1', count: 1 } } };
+    const run = { ...input(twoLlms(), { 'LLM:a': { content: 'A' } }), reuseReferences: { 'LLM:a': reference } };
+    const outcome = await runCanvas(run, exec);
+    assert.deepEqual(outcome.reference.chunks, { c1: chunk });
+    const end = events.find((e) => e.event === 'message_end')!.data as any;
+    assert.deepEqual(end.reference.chunks.map((c: any) => c.id), ['c1']);
+    const steps = stepsFromEvents(events, 'finished');
+    assert.deepEqual(steps.find((s) => s.component_id === 'LLM:a')!.reference, reference, 'a replay of the replay reuses it again');
+    assert.equal(steps.find((s) => s.component_id === 'LLM:b')!.reference, null);
+  });
+
+  it('an activity result yields a reference event for the component and each producer that found something', () => {
+    const found = { chunks: { c: { id: 'c' } }, doc_aggs: {} } as any;
+    const events = stepReferenceEvents('M', { outputs: {}, reference: { chunks: {}, doc_aggs: {} }, producers: { A: { outputs: {}, reference: found }, B: { outputs: {} } } });
+    assert.deepEqual(events, [{ event: STEP_REFERENCE, data: { component_id: 'A', reference: found } }]);
   });
 
   it('without recorded outputs a run is unchanged: every I/O component is called and nothing is marked reused', async () => {

@@ -143,17 +143,37 @@ for (const backend of backends) {
       }
     });
 
-    it('remove drops the named runs only; purgeOlderThan drops old events and counts them', async () => {
+    it('remove drops the named runs only', async () => {
       await bus.publish('gone', [ev(1)]);
       await bus.publish('kept', [ev(2), ev(3)]);
       await bus.remove(['gone', 'never-existed']);
       await bus.remove([]);
       assert.deepEqual(await bus.read('gone', 0), []);
       assert.equal((await bus.read('kept', 0)).length, 2);
-      assert.equal(await bus.purgeOlderThan(60_000), 0, 'nothing is an hour old');
+    });
+
+    it('purgeLogs drops whole logs: an ended one after endedMs, whatever the age of its first events; an unended one only once idle for idleMs', async () => {
+      await bus.publish('ended', [ev(1), ev(2)]);
+      await bus.publish('running', [ev(3)]);
+      await new Promise((r) => setTimeout(r, 40));
+      // The running log's first event is older than endedMs; it is still kept, with its later events.
+      await bus.publish('running', [ev(4)]);
+      await bus.publish('ended', [{ event: RUN_END, data: { status: 'finished' } }]);
+      assert.equal(await bus.purgeLogs({ endedMs: 60_000, idleMs: 60_000 }), 0, 'nothing ended a minute ago');
       await new Promise((r) => setTimeout(r, 30));
-      assert.equal(await bus.purgeOlderThan(10), 2);
-      assert.deepEqual(await bus.read('kept', 0), []);
+      assert.equal(await bus.purgeLogs({ endedMs: 10, idleMs: 60_000 }), 3, 'the ended log, all of it');
+      assert.deepEqual(await bus.read('ended', 0), []);
+      assert.deepEqual((await bus.read('running', 0)).map((e) => e.event.data), [3, 4], 'an unended log keeps every event');
+      // A log that never ends (its workflow terminated) goes once nothing was written to it for idleMs.
+      assert.equal(await bus.purgeLogs({ endedMs: 10, idleMs: 10 }), 2);
+      assert.deepEqual(await bus.read('running', 0), []);
+    });
+
+    it("an event's data shaped like a run's end does not end its log", async () => {
+      await bus.publish('look-alike', [{ data: 'x', event: 'message' } as RunEvent, { event: 'message', data: { event: RUN_END } }]);
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal(await bus.purgeLogs({ endedMs: 10, idleMs: 60_000 }), 0);
+      assert.equal((await bus.read('look-alike', 0)).length, 2);
     });
   });
 }

@@ -69,7 +69,7 @@ class FakeEvents implements RunEvents {
   async remove(keys: string[]) {
     this.removed.push(...keys);
   }
-  async purgeOlderThan() {
+  async purgeLogs() {
     return 0;
   }
 }

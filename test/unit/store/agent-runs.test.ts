@@ -15,7 +15,7 @@ function runRow(sessionId: string, patch: Partial<AgentRunRow> = {}): AgentRunRo
 function step(runId: string, index: number, componentId: string): AgentRunStepRow {
   return {
     run_id: runId, step_index: index, component_id: componentId, component_name: componentId, component_type: 'LLM', status: 'finished', reused: 0,
-    started_at: 1_700_000_000_200 + index, duration: 0.5, inputs: '{}', outputs: JSON.stringify({ content: componentId }), error: null, trace: '[]',
+    started_at: 1_700_000_000_200 + index, duration: 0.5, inputs: '{}', outputs: JSON.stringify({ content: componentId }), error: null, trace: '[]', reference: null,
   };
 }
 
