@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, TimeoutFailure, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { extractTaskQueue } from '../src/engine/task-queues.js';
 import { stepActivityId, type PipelineRun } from '../src/pipelines/run-types.js';
@@ -130,7 +130,7 @@ async function runPipeline(input: ParseInput, pipeline: PipelineRun): Promise<{ 
     const options = READS_FILE.has(step.component) ? extractionOptions : CALLS_MODEL.has(step.component) ? MODEL_OPTIONS : STEP_OPTIONS;
     // The activity id names the step: the Temporal UI (and bench/ingest's stage table) show which step ran.
     const runner = proxyActivities<Activities>({ ...options, activityId: stepActivityId(index, step) });
-    const out = await runner.runPipelineStep({
+    const out = await surviveLostWorkers(() => runner.runPipelineStep({
       documentId: input.documentId,
       runSeq: input.runSeq,
       datasetId: input.datasetId,
@@ -141,7 +141,7 @@ async function runPipeline(input: ParseInput, pipeline: PipelineRun): Promise<{ 
       previousId: previous?.id,
       previousComponent: previous?.component,
       inputKey,
-    });
+    }));
     inputKey = out.outputKey;
     if (out.indexed) indexed = out.indexed;
     if (out.after) after = out.after;
@@ -153,6 +153,33 @@ async function runPipeline(input: ParseInput, pipeline: PipelineRun): Promise<{ 
   if (after.raptor) await bookkeeping.raptorAfterParse({ documentId: input.documentId, ...(force ? { force } : {}) });
   if (after.graph) await bookkeeping.requestGraphAfterParse({ datasetId: input.datasetId, ...(force ? { force } : {}) });
   return indexed;
+}
+
+/**
+ * How many times a step starts again with fresh tries after its tries were all used up by lost workers:
+ * 5 rounds of STEP_OPTIONS' 5 tries, so a document survives 25 kills of the worker under one step.
+ */
+const LOST_WORKER_ROUNDS = 5;
+
+/**
+ * Runs a step; when its last try ended because its worker died (Cairn killed or crashed: the heartbeats
+ * stopped), runs it again with fresh tries. A restart is not the document's fault: five kills of Cairn
+ * while one large file parsed used to end the document FAIL "activity Heartbeat timeout" (the kill -9
+ * soak, bench/soak). Other failures keep the step's own limit, and the rounds are bounded, so a file that
+ * somehow takes its worker down each time still ends FAIL. Runs that began before this change replay as before.
+ */
+async function surviveLostWorkers<T>(step: () => Promise<T>): Promise<T> {
+  for (let round = 1; ; round++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (round >= LOST_WORKER_ROUNDS || !lostWorker(err) || !patched('retry-lost-worker')) throw err;
+    }
+  }
+}
+
+function lostWorker(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'HEARTBEAT';
 }
 
 /** Steps that read the file in a parser process: they run on the extraction queue. */

@@ -114,4 +114,53 @@ describe('kill -9 of Cairn in the middle of parsing', function () {
       assert.ok(doc.chunk_count > 0, `${doc.name} has chunks`);
     }
   });
+
+  it('a document whose parse is cut by more kills than a step has tries (6 against 5) still ends DONE once', async function () {
+    this.timeout(600_000);
+    const KILLS = 6;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-kill-often-'));
+    const env = { CAIRN_PARSE_PROCESSES: '1' };
+    try {
+      let cairn = await startCairnProcess(dir, undefined, { env });
+      started.push(cairn);
+      const api = new Api(cairn.url, adminKeyOf(dir));
+      await api.post('/providers/OpenAI-API-Compatible/instances', { instance_name: 'fake', base_url: fake.baseUrl, model_info: [{ model_name: 'fake-embed', model_type: 'embedding' }] });
+      const ds = (await api.post('/datasets', { name: 'killed-often', embedding_model: 'fake-embed@fake@OpenAI-API-Compatible' })).body.data.id as string;
+      const uploaded = await upload(api, ds, [{ name: 'book.pdf', bytes: await makePdf({ pages: 60, paragraphsPerPage: 6 }) }]);
+      const id = (uploaded.body.data as { id: string }[])[0]!.id;
+      assert.equal((await api.post(`/datasets/${ds}/chunks`, { document_ids: [id] })).status, 200);
+      const document = async () => (await api.get(`/datasets/${ds}/documents`, { id })).body.data.docs[0] as { run: string; progress_msg: string; chunk_count: number };
+
+      for (let kill = 1; kill <= KILLS; kill++) {
+        // A try of the parse step is under way: this installation's parser process runs (it starts with the first job).
+        await eventually(async () => {
+          if (parserProcesses(dir).length > 0) return true;
+          const doc = await document();
+          if (doc.run !== 'RUNNING') throw new Error(`before kill ${kill}, the document is ${doc.run}: ${doc.progress_msg}`);
+          return false;
+        }, 120_000, 100);
+        await cairn.kill();
+        cairn = await startCairnProcess(dir, cairn.ports, { env });
+        started.push(cairn);
+      }
+
+      const doc = await eventually(async () => {
+        const d = await document();
+        return d.run !== 'RUNNING' && d;
+      }, 300_000, 500);
+      assert.equal(doc.run, 'DONE', doc.progress_msg);
+      const chunks: { content: string }[] = [];
+      for (let page = 1; ; page++) {
+        const got = (await api.get(`/datasets/${ds}/documents/${id}/chunks`, { page, page_size: 100 })).body.data.chunks as { content: string }[];
+        chunks.push(...got);
+        if (got.length < 100) break;
+      }
+      assert.ok(doc.chunk_count > 0);
+      assert.equal(chunks.length, doc.chunk_count, 'each chunk listed');
+      assert.equal(new Set(chunks.map((c) => c.content)).size, chunks.length, 'no chunk stored twice');
+    } finally {
+      await started.at(-1)!.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
