@@ -70,7 +70,7 @@ function sqliteBenchIndex(db: Sqlite, index: ChunkIndex, close: () => Promise<vo
 }
 
 /** The milvus-lite server process listening on `address`, started by this process. */
-function milvusComponent(address: string): Component[] {
+export function milvusComponent(address: string): Component[] {
   const port = address.split(':').pop();
   return findProcesses(new RegExp(`milvus-lite server .*--port ${port}\\b`), process.pid).map((root) => ({ name: 'milvus-lite', root }));
 }
@@ -85,7 +85,7 @@ function directoryBytes(dir: string): number {
 }
 
 /** The data directory of the milvus-lite server on `address` (from its command line); NaN when not found. */
-function milvusDiskBytes(address: string): number {
+export function milvusDiskBytes(address: string): number {
   const [root] = milvusComponent(address);
   const dir = root ? /--data-dir (\S+)/.exec(commandLine(root.root))?.[1] : undefined;
   try {
@@ -195,7 +195,7 @@ export const embeddedServices: ProfileServices = {
 const BUCKET = 'cairn-bench';
 
 /** The PostgreSQL server of the cluster listening on `port` with its backends (not the runuser that started it). */
-function postgresComponent(port: string): Component[] {
+export function postgresComponent(port: string): Component[] {
   return findProcesses(new RegExp(`^\\S*/postgres -D \\S+ -p ${port}\\b`)).map((root) => ({ name: 'PostgreSQL', root }));
 }
 

@@ -1,24 +1,29 @@
 /**
  * Memory-quality benchmark: evidence recall of search_message on the set in set.json (generate.ts).
  *
- *   npx tsx bench/memory-quality/run.ts [--extractors perfect,builtin] [--builtin-conversations 1]
- *                                       [--weights 0,0.3,0.5,0.7,1] [--top-n 10]
+ *   npx tsx bench/memory-quality/run.ts [--extractors perfect,builtin] [--conversations 4]
+ *                                       [--weights 0,0.3,0.5,0.7,1] [--experiments true] [--top-n 10]
  *
  * Starts a real `cairn start` (its own data dir and Temporal dev server, embedded worker) and talks to it
  * over HTTP only. Per conversation one memory; every turn is added with POST /messages carrying its
- * session id and session time (valid_at), then the extraction workflows are waited for. Embeddings are the
- * built-in model (bge-small) throughout. Extractors:
+ * session id and session time (valid_at), one session after another: a session's extraction workflows are
+ * waited for before the next session is added, as sessions days apart would be (and so a slow model's queue
+ * never holds more than one session, well within the extraction step's timeout). Embeddings are the
+ * built-in model (bge-small) throughout. Only the first `conversations` conversations of the set are used
+ * (each holds 8 questions of every kind, so a prefix is the same sample for every kind). Extractors:
  *   - perfect: a scripted fake chat model (test/fakes) that answers each extraction request with the set's
  *     gold facts for that turn, as semantic items: retrieval measured apart from extraction;
- *   - builtin: the built-in chat model (SmolLM2-135M, on the CPU; slow: only the first
- *     `builtin-conversations` conversations).
+ *   - builtin: the built-in chat model (SmolLM2-135M, on the CPU, a few seconds per turn). Its table is
+ *     printed after each conversation (cumulative), beside the perfect extractor's on the same conversations
+ *     when both run.
  * Each question is searched once per mode with top_n results (default 10), similarity_threshold 0:
  *   - raw:   message_type=raw, the turns themselves;
  *   - items: message_type=semantic,episodic,procedural, each item mapped to its source turn (source_id);
  *   - both:  every message, items mapped to their turns.
  * Results are ordered by similarity, mapped to turns (first occurrence kept), and recall@k is the share of
- * a question's evidence turns among the first k turns, averaged per kind. Also: raw search at other
- * keywords_similarity_weight values, and an experiment with query expansion (expand.ts).
+ * a question's evidence turns among the first k turns, averaged per kind. Also, unless `--experiments false`
+ * (perfect extractor only): raw search at other keywords_similarity_weight values, and an experiment with
+ * query expansion (expand.ts).
  */
 import { argument } from '../common.js';
 import { apiCall as call } from '../common.js';
@@ -64,33 +69,41 @@ async function startPerfectExtractor() {
   });
 }
 
+const elapsed = (since: number) => ((Date.now() - since) / 1000).toFixed(0);
+
+/** Waits until the extraction of all `turns` raw messages of the memory has ended (done or failed). */
+async function extractionsEnded(cairn: BenchCairn, memoryId: string, turns: number): Promise<{ failed: number; items: number }> {
+  for (;;) {
+    const list = (await call(`${cairn.api}/memories/${memoryId}?page_size=100`, 'GET', undefined, cairn.key)).json.data.messages.message_list as any[];
+    const raws = list.filter((m) => m.message_type === 'raw');
+    const ended = raws.filter((m) => m.task.progress === 1 || m.task.progress === -1);
+    if (ended.length === turns) {
+      return { failed: ended.filter((m) => m.task.progress === -1).length, items: raws.reduce((n, m) => n + m.extract.length, 0) };
+    }
+    await sleep(1000);
+  }
+}
+
 async function loadConversation(cairn: BenchCairn, conversation: SetConversation, llmId: string, label: string): Promise<Loaded> {
   const { api, key } = cairn;
   const created = await call(`${api}/memories`, 'POST', { name: `${label}-${conversation.conversation_id}`, memory_type: ['raw', 'semantic', 'episodic'], embd_id: BUILTIN_EMBEDDING_MODEL_ID, llm_id: llmId }, key);
   const memoryId = created.json.data.id as string;
   await call(`${api}/memories/${memoryId}`, 'PUT', { memory_size: MAX_MEMORY_SIZE }, key);
   const turnOf = new Map<number, string>();
-  for (const session of conversation.sessions) {
+  const started = Date.now();
+  let failed = 0;
+  let items = 0;
+  for (const [s, session] of conversation.sessions.entries()) {
     for (const turn of session.turns) {
       const added = await call(`${api}/messages`, 'POST', {
         memory_id: [memoryId], agent_id: 'assistant', session_id: session.session_id, user_input: turn.user, agent_response: turn.agent, valid_at: turn.valid_at,
       }, key);
       turnOf.set(added.json.data[0].message_id as number, turn.turn_id);
     }
+    ({ failed, items } = await extractionsEnded(cairn, memoryId, turnOf.size));
+    console.log(`    ${label} ${conversation.conversation_id}: session ${s + 1}/${conversation.sessions.length} extracted, ${turnOf.size} turns in ${elapsed(started)} s`);
   }
-  const started = Date.now();
-  for (;;) {
-    const list = (await call(`${api}/memories/${memoryId}?page_size=100`, 'GET', undefined, key)).json.data.messages.message_list as any[];
-    const raws = list.filter((m) => m.message_type === 'raw');
-    const ended = raws.filter((m) => m.task.progress === 1 || m.task.progress === -1);
-    if (ended.length === turnOf.size) {
-      const failed = ended.filter((m) => m.task.progress === -1).length;
-      const items = raws.reduce((n, m) => n + m.extract.length, 0);
-      console.log(`  ${label} ${conversation.conversation_id}: ${turnOf.size} turns extracted in ${((Date.now() - started) / 1000).toFixed(0)} s, ${items} items, ${failed} failed`);
-      break;
-    }
-    await sleep(1000);
-  }
+  console.log(`  ${label} ${conversation.conversation_id}: ${turnOf.size} turns extracted in ${elapsed(started)} s, ${items} items, ${failed} failed`);
   return { conversation, memoryId, turnOf };
 }
 
@@ -156,9 +169,33 @@ async function evaluate(cairn: BenchCairn, loaded: Loaded[], params: Record<stri
   return recallRow(results);
 }
 
+/** keywords_similarity_weight sweep and query expansion, on the perfect extractor's memories. */
+async function runExperiments(cairn: BenchCairn, loaded: Loaded[], weights: number[], topN: number) {
+  const sweep: [string, Recall][] = [];
+  for (const kw of weights) {
+    for (const [label, mode] of MODES.filter(([l]) => l !== 'items')) sweep.push([`${label}, kw ${kw}`, await evaluate(cairn, loaded, { top_n: topN, keywords_similarity_weight: kw }, mode)]);
+  }
+  printTable('keywords_similarity_weight sweep (perfect extractor memories)', sweep);
+  const expansion: [string, Recall][] = [];
+  for (const kw of [0.7, 0.5]) {
+    for (const [label, mode] of MODES.filter(([l]) => l !== 'items')) {
+      const results: { q: SetQuestion; turns: string[] }[] = [];
+      for (const l of loaded) {
+        for (const q of set.questions.filter((x) => x.conversation_id === l.conversation.conversation_id)) {
+          const hits = await expandedSearch((query, extra) => search(cairn, l.memoryId, query, { top_n: topN, keywords_similarity_weight: kw, ...mode, ...extra }), q.question, topN);
+          results.push({ q, turns: turnsOf(hits, l.turnOf) });
+        }
+      }
+      expansion.push([`${label}, kw ${kw}, expanded`, recallRow(results)]);
+    }
+  }
+  printTable('Query expansion experiment (expand.ts): second query from the first result', expansion);
+}
+
 async function main() {
   const extractors = argument('extractors', 'perfect,builtin').split(',');
-  const builtinConversations = Number(argument('builtin-conversations', '1'));
+  const conversations = set.conversations.slice(0, Number(argument('conversations', String(set.conversations.length))));
+  const experiments = argument('experiments', 'true') !== 'false';
   const weights = argument('weights', '0,0.3,0.5,0.7,1').split(',').map(Number);
   const topN = Number(argument('top-n', '10'));
   const fake = await startPerfectExtractor();
@@ -167,39 +204,29 @@ async function main() {
     await call(`${cairn.api}/providers/OpenAI-API-Compatible/instances`, 'POST', {
       instance_name: 'perfect', base_url: fake.baseUrl, api_key: 'sk-fake', model_info: [{ model_name: 'perfect-extractor', model_type: 'chat', max_tokens: 8192 }],
     }, cairn.key);
-    console.log(`set: ${set.conversations.length} conversations, ${set.questions.length} questions (seed ${set.seed}); top_n ${topN}`);
-    if (extractors.includes('perfect')) {
-      const loaded: Loaded[] = [];
-      for (const c of set.conversations) loaded.push(await loadConversation(cairn, c, PERFECT_CHAT, 'perfect'));
+    const questions = set.questions.filter((q) => conversations.some((c) => c.conversation_id === q.conversation_id)).length;
+    console.log(`set: ${conversations.length} of ${set.conversations.length} conversations, ${questions} questions (seed ${set.seed}); top_n ${topN}`);
+    const perfect: Loaded[] = [];
+    const perfectRows = async (loaded: Loaded[]) => {
       const rows: [string, Recall][] = [];
-      for (const [label, mode] of MODES) rows.push([label, await evaluate(cairn, loaded, { top_n: topN }, mode)]);
-      printTable('Perfect extractor (scripted gold facts), bge-small embeddings, default weight 0.7: evidence recall', rows);
-      const sweep: [string, Recall][] = [];
-      for (const kw of weights) {
-        for (const [label, mode] of MODES.filter(([l]) => l !== 'items')) sweep.push([`${label}, kw ${kw}`, await evaluate(cairn, loaded, { top_n: topN, keywords_similarity_weight: kw }, mode)]);
-      }
-      printTable('keywords_similarity_weight sweep (perfect extractor memories)', sweep);
-      const expansion: [string, Recall][] = [];
-      for (const kw of [0.7, 0.5]) {
-        for (const [label, mode] of MODES.filter(([l]) => l !== 'items')) {
-          const results: { q: SetQuestion; turns: string[] }[] = [];
-          for (const l of loaded) {
-            for (const q of set.questions.filter((x) => x.conversation_id === l.conversation.conversation_id)) {
-              const hits = await expandedSearch((query, extra) => search(cairn, l.memoryId, query, { top_n: topN, keywords_similarity_weight: kw, ...mode, ...extra }), q.question, topN);
-              results.push({ q, turns: turnsOf(hits, l.turnOf) });
-            }
-          }
-          expansion.push([`${label}, kw ${kw}, expanded`, recallRow(results)]);
-        }
-      }
-      printTable('Query expansion experiment (expand.ts): second query from the first result', expansion);
+      for (const [label, mode] of MODES) rows.push([`perfect, ${label}`, await evaluate(cairn, loaded, { top_n: topN }, mode)]);
+      return rows;
+    };
+    if (extractors.includes('perfect')) {
+      for (const c of conversations) perfect.push(await loadConversation(cairn, c, PERFECT_CHAT, 'perfect'));
+      printTable('Perfect extractor (scripted gold facts), bge-small embeddings, default weight 0.7: evidence recall', await perfectRows(perfect));
+      if (experiments) await runExperiments(cairn, perfect, weights, topN);
     }
     if (extractors.includes('builtin')) {
       const loaded: Loaded[] = [];
-      for (const c of set.conversations.slice(0, builtinConversations)) loaded.push(await loadConversation(cairn, c, BUILTIN_CHAT_MODEL_ID, 'builtin'));
-      const rows: [string, Recall][] = [];
-      for (const [label, mode] of MODES) rows.push([label, await evaluate(cairn, loaded, { top_n: topN }, mode)]);
-      printTable(`Built-in chat model (SmolLM2-135M) extraction, bge-small, weight 0.7, first ${loaded.length} conversation(s)`, rows);
+      for (const c of conversations) {
+        loaded.push(await loadConversation(cairn, c, BUILTIN_CHAT_MODEL_ID, 'builtin'));
+        const rows: [string, Recall][] = [];
+        for (const [label, mode] of MODES) rows.push([`builtin, ${label}`, await evaluate(cairn, loaded, { top_n: topN }, mode)]);
+        const ids = loaded.map((l) => l.conversation.conversation_id).join(', ');
+        const beside = perfect.length ? await perfectRows(perfect.slice(0, loaded.length)) : [];
+        printTable(`Built-in chat model (SmolLM2-135M) extraction, bge-small, weight 0.7, conversations ${ids}${beside.length ? ' (the perfect extractor beside it, same conversations)' : ''}`, [...rows, ...beside]);
+      }
     }
   } finally {
     await cairn.stop();

@@ -2,6 +2,7 @@
  * Memory benchmark (prints numbers; not a timed test).
  *
  *   npx tsx bench/memory/run.ts [--raw 300] [--extract 100] [--clients 8] [--sizes 10000,100000] [--queries 200] [--seconds 20]
+ *                               [--profile embedded|scale-out]
  *
  * 1. Adding messages (POST /api/v1/messages) on its own Temporal dev server and Cairn, in this process on
  *    a temporary data directory with the embedded worker (the default deployment). The models are an
@@ -15,15 +16,18 @@
  *    is the rate of the HTTP requests alone, with their latency.
  * 2. search_message latency at `sizes` messages. Adding 100,000 turns through the HTTP API would take
  *    too long, so, as bench/retrieval seeds chunks, the messages are written straight into the memory
- *    index through its port (SqliteMemoryIndex, in a temporary database file configured like the
- *    service's): synthetic turns from real scientific sentences (SciFact, or Zipf words without it),
+ *    index through its port (bench/memory/profile-index.ts: SqliteMemoryIndex in a temporary database file
+ *    configured like the service's, or with `--profile scale-out` MilvusMemoryIndex on PostgreSQL and
+ *    milvus-lite started for the run): synthetic turns from real scientific sentences (SciFact, or Zipf words without it),
  *    384-dimensional random unit vectors, in memories of 1,000 messages each (~3.5 MB, within the 10 MiB
  *    memory_size cap). Queries run searchMessages (src/memories/search.ts: full text, vector, term
  *    statistics, scoring; the route adds access checks and the query embedding) with the spec's defaults
  *    (similarity_threshold 0.2, keywords_similarity_weight 0.7, top_n 10) and fixed random query vectors,
  *    once over every memory (all messages searched) and once over one memory of the index; each of those
  *    runs `queries` queries, or fewer when `seconds` have passed (at least 20), so the whole benchmark
- *    stays within about four minutes on two cores. `--raw 0 --extract 0` runs only the search part. Each
+ *    stays within about four minutes on two cores (scale-out: seeding takes longer). `--raw 0 --extract 0`
+ *    runs only the search part. On scale-out the search also runs in the servers, whose CPU is printed
+ *    per query on average. Each
  *    run also prints the rows the index examined per query (MemoryIndex.scans): within one memory it must
  *    stay below what that memory holds, whatever the index's size (the memory scope, docs/memories.md).
  */
@@ -38,11 +42,12 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
 import { startDevServer, type DevServer } from '../../src/engine/dev-server.js';
-import { openIndexDatabase } from '../../src/index/sqlite-database.js';
-import { SqliteMemoryIndex } from '../../src/index/memories/sqlite-memory-index.js';
 import type { NewMemoryMessage } from '../../src/index/memories/memory-index.js';
 import { searchMessages } from '../../src/memories/search.js';
 import { MAX_MEMORY_SIZE } from '../../src/memories/types.js';
+import { profileArgument, type BenchProfile } from '../profile.js';
+import { componentCpuSeconds } from '../processes.js';
+import { openBenchMemoryIndex } from './profile-index.js';
 import { prng, randomUnitVector, textSource, type TextSource } from '../retrieval/synthetic.js';
 
 const DIMS = 384;
@@ -221,12 +226,11 @@ function syntheticTurn(i: number, source: TextSource, random: () => number): New
   };
 }
 
-async function searchBench(sizes: number[], queryCount: number, budgetSeconds: number) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-memory-index-'));
-  const file = path.join(dir, 'cairn.db');
-  const db = openIndexDatabase(file);
+async function searchBench(profile: BenchProfile, sizes: number[], queryCount: number, budgetSeconds: number) {
+  const bench = await openBenchMemoryIndex(profile, DIMS);
+  console.log(`profile ${bench.description}`);
   try {
-    const index = new SqliteMemoryIndex(db);
+    const { index } = bench;
     const random = prng(42);
     const source = textSource(random);
     const memoryIds: string[] = [];
@@ -243,11 +247,11 @@ async function searchBench(sizes: number[], queryCount: number, budgetSeconds: n
         if (added.evicted.length) throw new Error('a seeded memory overflowed its memory_size');
         seeded += n;
       }
-      db.pragma('wal_checkpoint(TRUNCATE)');
+      await bench.loaded(memoryIds);
       seedSeconds += (performance.now() - seedStart) / 1000;
-      const megabytes = fs.statSync(file).size / 1e6;
-      console.log(`\n== search_message at ${size.toLocaleString('en')} messages (load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}) ==`);
-      console.log(`seeded through the MemoryIndex port (not the HTTP API): ${memoryIds.length} memories of ${PER_MEMORY} messages, ${Math.round(seeded / seedSeconds)} messages/s, database ${megabytes.toFixed(0)} MB`);
+      const megabytes = bench.diskBytes() / 1e6;
+      console.log(`\n== search_message at ${size.toLocaleString('en')} messages, ${profile} (load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}) ==`);
+      console.log(`seeded through the MemoryIndex port (not the HTTP API): ${memoryIds.length} memories of ${PER_MEMORY} messages, ${Math.round(seeded / seedSeconds)} messages/s, index on disk ${megabytes.toFixed(0)} MB`);
 
       for (const [label, ids] of [
         [`every memory (${size.toLocaleString('en')} messages searched)`, memoryIds],
@@ -264,10 +268,12 @@ async function searchBench(sizes: number[], queryCount: number, budgetSeconds: n
         let examinedFrom = index.scans.examined;
         let wallStart = 0;
         let ran = 0;
+        let serversFrom: number[] = [];
         for (const [i, q] of queries.entries()) {
           if (i === WARMUP) {
             wallStart = performance.now();
             examinedFrom = index.scans.examined;
+            serversFrom = componentCpuSeconds(bench.servers());
           }
           // Bounded in time: at least MIN_QUERIES, then stop once the budget is spent.
           if (i >= WARMUP + MIN_QUERIES && performance.now() - wallStart > budgetSeconds * 1000) break;
@@ -284,17 +290,20 @@ async function searchBench(sizes: number[], queryCount: number, budgetSeconds: n
           }
         }
         const wallSeconds = (performance.now() - wallStart) / 1000;
+        const servers = bench.servers();
+        const serversPerQuery = componentCpuSeconds(servers).map((seconds, k) => `${servers[k]!.name} ${ms(((seconds - (serversFrom[k] ?? 0)) * 1000) / ran)} ms`);
         const examined = (index.scans.examined - examinedFrom) / ran;
         console.log(`  ${label}: ${ran} queries, top_n 10 (avg ${(hits / ran).toFixed(1)} returned; ${examined.toFixed(0)} rows examined per query)`);
         console.log(`    total   p50 ${ms(percentile(wall, 50))} ms   p95 ${ms(percentile(wall, 95))} ms   QPS ${(ran / wallSeconds).toFixed(1)}`);
-        console.log(`    cpu     p50 ${ms(percentile(cpu, 50))} ms   p95 ${ms(percentile(cpu, 95))} ms   (CPU time per query: the latency without other load)`);
+        console.log(`    cpu     p50 ${ms(percentile(cpu, 50))} ms   p95 ${ms(percentile(cpu, 95))} ms   (CPU time per query in this process: the latency without other load${profile === 'embedded' ? '' : ', plus the servers\' below'})`);
+        if (profile !== 'embedded') console.log(`    servers CPU per query on average: ${serversPerQuery.join(', ')} (from /proc: 10 ms ticks, so no percentiles)`);
       }
     }
   } finally {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await bench.close();
   }
 }
+
 
 // ------------------------------------------------------------------------------------------ main
 
@@ -304,10 +313,11 @@ const clients = Number(argument('clients', '8'));
 const sizes = argument('sizes', '10000,100000').split(',').map(Number);
 const queryCount = Number(argument('queries', '200'));
 const budgetSeconds = Number(argument('seconds', '20'));
+const profile = profileArgument();
 const began = performance.now();
 console.log(`memory benchmark: node ${process.version}, ${os.availableParallelism()} CPUs, ${DIMS}-dimensional embeddings`);
 console.log('1. adding messages through POST /api/v1/messages (own Temporal + Cairn, embedded worker; instant fake model in its own process)');
 if (rawCount + extractCount > 0) await addBench(rawCount, extractCount, clients);
 console.log('\n2. search_message latency (messages seeded directly into the memory index: 100k through the HTTP API would take too long)');
-await searchBench(sizes, queryCount, budgetSeconds);
+await searchBench(profile, sizes, queryCount, budgetSeconds);
 console.log(`\nwhole benchmark: ${((performance.now() - began) / 1000).toFixed(0)} s`);

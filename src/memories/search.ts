@@ -16,6 +16,14 @@
  * the best top_n are kept, and they are returned most recent first (valid_at descending), as RAGFlow
  * returns them. Every score is finite and within 0..1. A scope (dates, message types: search-scope.ts)
  * keeps only the candidates within it, still the best top_n of those.
+ *
+ * The full-text leg takes up to SEARCH_CANDIDATES matches, the vector leg only the nearest vectorCandidates
+ * (100, or 10 · top_n): every message the full-text leg returned is scored with its exact cosine anyway, and
+ * any other message scores (1 − kw) · its vector similarity, which ranks it below each of the nearest ones
+ * (their score is at least that), so more vector candidates could not change the best top_n. Fewer hits
+ * matter on the scale-out index, where Milvus sends each one and the ledger re-checks it: in a memory of
+ * 1,000 messages a vector leg of 1,024 returned all of them (docs/memories.md, "Index: search scoped per
+ * memory"). A scoped search takes SEARCH_CANDIDATES from both legs: its in-scope candidates may be far down.
  */
 import type { MemoryIndex, MemoryMessage, MemorySearchFilter } from '../index/memories/memory-index.js';
 import { isUsableVector, termScale, unitScore, vectorSimilarity } from '../retrieval/scoring.js';
@@ -23,8 +31,16 @@ import { inScope, isScoped, type SearchScope } from './search-scope.js';
 
 export const SEARCH_DEFAULTS = { similarity_threshold: 0.2, keywords_similarity_weight: 0.7, top_n: 10 } as const;
 
-/** Candidates taken from each of full-text and vector search. */
+/** Candidates taken from full-text search, and from vector search when the search is scoped. */
 export const SEARCH_CANDIDATES = 1024;
+
+/** The fewest candidates taken from vector search (see the header for why this many suffice). */
+export const VECTOR_CANDIDATES = 100;
+
+/** The nearest messages the vector leg returns for a search of `topN` results. */
+export function vectorCandidates(topN: number, scoped: boolean): number {
+  return scoped ? SEARCH_CANDIDATES : Math.min(SEARCH_CANDIDATES, Math.max(VECTOR_CANDIDATES, topN * 10));
+}
 
 export interface MemorySearchParams {
   query: string;
@@ -68,10 +84,15 @@ export async function searchMessages(params: MemorySearchParams, deps: MemorySea
 
   const embedding = deps.embedQuery(query);
   embedding.catch(() => undefined);
-  const textHits = await deps.index.fullText(query, params.filter, SEARCH_CANDIDATES);
+  // The two legs run at once (on the scale-out index each is a Milvus search and a ledger re-check).
+  const textLeg = deps.index.fullText(query, params.filter, SEARCH_CANDIDATES);
+  textLeg.catch(() => undefined);
   const vector = await embedding;
   const useVector = isUsableVector(vector);
-  const vectorHits = useVector ? await deps.index.vectorSearch(vector, params.filter, SEARCH_CANDIDATES) : [];
+  const [textHits, vectorHits] = await Promise.all([
+    textLeg,
+    useVector ? deps.index.vectorSearch(vector, params.filter, vectorCandidates(topN, isScoped(params.scope))) : [],
+  ]);
 
   const termOf = termScale(textHits.map((h) => h.score));
   const hits = new Map(vectorHits.map((h) => [h.message_id, { id: h.message_id, term: 0, cosine: h.score as number | null }]));
