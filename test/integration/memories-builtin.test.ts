@@ -77,8 +77,8 @@ describe('memory extraction with the built-in chat model', function () {
 
     const connection = await Connection.connect({ address: (await harness()).temporal.address });
     try {
-      const described = await new Client({ connection }).workflow.getHandle(workflowIds.memoryExtraction(memoryId, ids[0]!)).describe();
-      assert.equal(described.status.name, 'COMPLETED');
+      const described = await new Client({ connection }).workflow.getHandle(workflowIds.memoryExtractionBatches(memoryId)).describe();
+      assert.notEqual(described.status.name, 'FAILED');
     } finally {
       await connection.close();
     }

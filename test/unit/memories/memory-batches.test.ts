@@ -115,7 +115,7 @@ describe('MemoryBatchExtractor: turns of one memory extracted together, each wit
     }
   });
 
-  it('a turn whose item cannot fit in the memory fails alone; the others are stored', async () => {
+  it('a turn whose item cannot fit in the memory fails alone; the others are stored; each task ends as its own', async () => {
     const mem = await memory({ memory_size: 700 });
     const ids = await turns(mem.id, ['short', 'short too']);
     const long = { type: 'semantic' as const, ordinal: 0, content: 'x '.repeat(400), valid_at: Date.now(), invalid_at: null };
@@ -123,8 +123,11 @@ describe('MemoryBatchExtractor: turns of one memory extracted together, each wit
     const stored = await batches.storeBatch(mem.id, [{ messageId: ids[0]!, items: [long] }, { messageId: ids[1]!, items: [ok] }]);
     assert.match((stored[0] as { error: string }).error, /needs \d+ bytes, more than the memory holds/);
     assert.deepEqual(stored[1], { messageId: ids[1], stored: 1, evicted: 0, alreadyStored: false });
+    const before = await rig.store.memories.countTasksByState();
     await batches.endTurns(mem.id, [{ messageId: ids[0]!, message: (stored[0] as { error: string }).error, failed: true }, { messageId: ids[1]!, message: 'Done: 1 item(s) stored' }]);
     assert.deepEqual([(await task(mem.id, ids[0]!)).progress, (await task(mem.id, ids[1]!)).progress], [-1, 1]);
+    const after = await rig.store.memories.countTasksByState();
+    assert.deepEqual(['Running', 'Completed', 'Failed'].map((k) => after.get(k)! - before.get(k)!), [-2, 1, 1], 'the metric\'s counts per turn (cairn_memory_extractions)');
     assert.match((await task(mem.id, ids[0]!)).progress_msg, /^Failed: the extracted semantic item/);
   });
 });
