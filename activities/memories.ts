@@ -5,7 +5,7 @@ import type { MemoryExtractionInput } from '../src/memories/types.js';
 import type { ExtractedItem } from '../src/memories/extraction.js';
 import type { CleanedExtraction } from '../src/memories/structured.js';
 import type { BeginOutcome, ReconcileOutcome } from '../src/services/memory-extractor.js';
-import { MemoryBatchExtractor, type BatchStart, type TurnEnd, type TurnExtraction, type TurnStored } from '../src/services/memory-batches.js';
+import { MemoryBatchExtractor, type BatchStart, type TurnEnd, type TurnExtraction, type TurnReconciled, type TurnStored } from '../src/services/memory-batches.js';
 import { ModelError } from '../src/models/types.js';
 
 /** Failures that another attempt cannot fix: the task fails at once with the reason. */
@@ -55,7 +55,7 @@ export function memoryActivities({ store, memories, models, memoryExtractionBatc
       return withHeartbeats(() => extractor.storeBatch(input.memoryId, input.turns));
     },
 
-    reconcileMemoryBatchFacts(input: MemoryBatchInput): Promise<{ messageId: number; replaced: number }[]> {
+    reconcileMemoryBatchFacts(input: MemoryBatchInput): Promise<TurnReconciled[]> {
       const ctx = Context.current();
       return withHeartbeats(() => extractor.reconcileBatch(input.memoryId, input.messageIds, { signal: ctx.cancellationSignal }));
     },

@@ -2,7 +2,7 @@ import {
   ActivityFailure, ApplicationFailure, allHandlersFinished, condition, continueAsNew, defineSignal, proxyActivities, proxyLocalActivities, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { TurnEnd, TurnError, TurnExtraction, TurnItems, TurnStored } from '../src/services/memory-batches.js';
+import type { TurnEnd, TurnError, TurnExtraction, TurnItems, TurnReconciled, TurnStored } from '../src/services/memory-batches.js';
 import { MEMORY_TURN_SIGNAL, type MemoryTurnSignal } from '../src/memories/types.js';
 import { nothingKeptMessage } from './memory-extraction.js';
 
@@ -55,7 +55,8 @@ async function reconcileFacts(memoryId: string, messageIds: number[]): Promise<M
   if (messageIds.length === 0) return new Map();
   try {
     const results = await modelSteps.reconcileMemoryBatchFacts({ memoryId, messageIds });
-    return new Map(results.map((r) => [r.messageId, r.replaced ? `; ${r.replaced} earlier fact(s) replaced` : '']));
+    const note = (r: TurnReconciled) => (r.error ? `; earlier facts not checked for updates: ${r.error}` : r.replaced ? `; ${r.replaced} earlier fact(s) replaced` : '');
+    return new Map(results.map((r) => [r.messageId, note(r)]));
   } catch (err) {
     return new Map(messageIds.map((id) => [id, `; earlier facts not checked for updates: ${reason(err)}`]));
   }

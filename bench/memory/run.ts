@@ -8,11 +8,13 @@
  *    instant OpenAI-compatible fake in its own process (bench/memory/fake-model.ts): 384-dimensional
  *    embeddings and an extraction answer of one semantic and one episodic item, so the numbers are
  *    Cairn's own cost. `clients` concurrent clients add `raw` turns to a raw-only memory, then `extract`
- *    turns to a memory of all four types. Each turn is stored and embedded during the request and starts
- *    one memoryExtraction workflow; the clock stops when the last workflow has finished (read from the
- *    tasks' update times), so "completed/s" includes the extraction (model call, embedding and storing
- *    the items) and, for the raw-only memory, the workflow that only marks the task done. "accepted/s"
- *    is the rate of the HTTP requests alone, with their latency.
+ *    turns to a memory of all four types. Each turn is stored and embedded during the request and handed
+ *    to its memory's memoryExtractionBatches workflow (turns waiting while a model call is in flight go
+ *    together into the next, up to CAIRN_MEMORY_EXTRACTION_BATCH); the clock stops when the last turn's
+ *    task has ended (read from the tasks' update times), so "completed/s" includes the extraction (model
+ *    calls, embedding and storing the items, facts reconciled) and, for the raw-only memory, marking the
+ *    tasks done. "accepted/s" is the rate of the HTTP requests alone, with their latency. Every figure
+ *    is printed with the load average, as the machine may be shared.
  * 2. search_message latency at `sizes` messages. Adding 100,000 turns through the HTTP API would take
  *    too long, so, as bench/retrieval seeds chunks, the messages are written straight into the memory
  *    index through its port (SqliteMemoryIndex, in a temporary database file configured like the
@@ -175,7 +177,7 @@ async function addPhase(api: string, key: string, db: Database.Database, label: 
   const finished = state.done + state.failed;
   const completedSeconds = (state.lastUpdate - startEpoch) / 1000;
   const stored = db.prepare('SELECT count(*) FROM memory_rows WHERE memory_id = ?').pluck().get(memoryId) as number;
-  console.log(`\n== ${label}: memory_type ${types.join(', ')}; ${count} turns, ${clients} concurrent clients ==`);
+  console.log(`\n== ${label}: memory_type ${types.join(', ')}; ${count} turns, ${clients} concurrent clients (load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}) ==`);
   console.log(`  accepted  ${rate(count, acceptedSeconds)} messages/s   POST /messages p50 ${ms(percentile(latencies, 50))} ms   p95 ${ms(percentile(latencies, 95))} ms`);
   if (finished < count) {
     console.log(`  completed: only ${finished} of ${count} workflows finished within ${DRAIN_TIMEOUT_S} s of the last request`);

@@ -37,6 +37,13 @@ export interface TurnError {
 /** One turn's store: as MemoryExtractor.storeItems, or why it failed (nothing of that turn stored). */
 export type TurnStored = { messageId: number; stored: number; evicted: number; alreadyStored: boolean } | TurnError;
 
+/** How many earlier facts one turn's new facts replaced, or why they were not checked. */
+export interface TurnReconciled {
+  messageId: number;
+  replaced: number;
+  error?: string;
+}
+
 /** The task's final state: done (progress 1) or failed (-1, the message is the reason). */
 export interface TurnEnd {
   messageId: number;
@@ -181,10 +188,21 @@ export class MemoryBatchExtractor extends MemoryExtractor {
     return out;
   }
 
-  /** Facts stay current, turn after turn in the batch's order (see MemoryExtractor.reconcileFacts). */
-  async reconcileBatch(memoryId: string, messageIds: number[], options: { signal?: AbortSignal } = {}): Promise<{ messageId: number; replaced: number }[]> {
-    const out: { messageId: number; replaced: number }[] = [];
-    for (const messageId of messageIds) out.push({ messageId, ...(await this.reconcileFacts(memoryId, messageId, options)) });
+  /**
+   * Facts stay current, turn after turn in the batch's order (see MemoryExtractor.reconcileFacts). An unreadable
+   * answer about one turn's facts leaves that turn's earlier facts unchecked (`error`) and the next turns go on;
+   * a model error is thrown (the step is retried).
+   */
+  async reconcileBatch(memoryId: string, messageIds: number[], options: { signal?: AbortSignal } = {}): Promise<TurnReconciled[]> {
+    const out: TurnReconciled[] = [];
+    for (const messageId of messageIds) {
+      try {
+        out.push({ messageId, ...(await this.reconcileFacts(memoryId, messageId, options)) });
+      } catch (err) {
+        if (!(err instanceof InvalidExtractionError)) throw err;
+        out.push({ messageId, replaced: 0, error: err.message });
+      }
+    }
     return out;
   }
 

@@ -4,6 +4,7 @@ import { CHAT, EMBED, memoryRig } from './memory-rig.js';
 import type { MemoryService } from '../../../src/services/memories.js';
 import type { MemoryBatchExtractor, TurnItems } from '../../../src/services/memory-batches.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
+import { FACT_UPDATE_PROMPT_START } from '../../../src/memories/fact-updates.js';
 import { lastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../../fakes/index.js';
 
 /**
@@ -25,6 +26,13 @@ describe('MemoryBatchExtractor: turns of one memory extracted together, each wit
     fake = await startFakeOpenAI({
       dims: 16,
       answer: (messages) => {
+        if ((messages[0]?.content ?? '').startsWith(FACT_UPDATE_PROMPT_START)) {
+          // Facts stay current: an unreadable answer about Berlin, every candidate updated otherwise.
+          const user = lastUserMessage(messages);
+          if (/^New fact [^\n]*Berlin/.test(user)) return { answer: 'I cannot tell.' };
+          const n = (user.match(/^\d+\. /gm) ?? []).length;
+          return { answer: JSON.stringify({ decisions: Array.from({ length: n }, (_, i) => ({ id: i + 1, relation: 'updates' })) }) };
+        }
         const said = [...lastUserMessage(messages).matchAll(/User Input: (.*)/g)].map((m) => m[1]!);
         if (said.length === 1 && said[0]!.includes('gibberish')) return { answer: 'Sure! {semantic: [' };
         const batch = said.length > 1 && !ignoreTurns;
@@ -129,5 +137,22 @@ describe('MemoryBatchExtractor: turns of one memory extracted together, each wit
     const after = await rig.store.memories.countTasksByState();
     assert.deepEqual(['Running', 'Completed', 'Failed'].map((k) => after.get(k)! - before.get(k)!), [-2, 1, 1], 'the metric\'s counts per turn (cairn_memory_extractions)');
     assert.match((await task(mem.id, ids[0]!)).progress_msg, /^Failed: the extracted semantic item/);
+  });
+
+  it('facts stay current turn after turn: an unreadable answer about one turn leaves its facts unchecked, the next turn goes on', async () => {
+    const mem = await memory();
+    const ids = await turns(mem.id, ['Paris', 'Berlin', 'Rome']);
+    const fact = (content: string, i: number) => [{ type: 'semantic' as const, ordinal: 0, content, valid_at: 1_800_000_000_000 + i, invalid_at: null }];
+    await batches.storeBatch(mem.id, [
+      { messageId: ids[0]!, items: fact('The user lives in Paris.', 0) },
+      { messageId: ids[1]!, items: fact('The user lives in Berlin.', 1) },
+      { messageId: ids[2]!, items: fact('The user lives in Rome.', 2) },
+    ]);
+    const results = await batches.reconcileBatch(mem.id, ids.slice(1));
+    assert.deepEqual(results[0], { messageId: ids[1], replaced: 0, error: results[0]!.error });
+    assert.match(results[0]!.error!, /not a JSON object with a decisions list|not valid JSON/);
+    assert.deepEqual(results[1], { messageId: ids[2], replaced: 2 }, 'Rome replaces Paris and Berlin');
+    const [paris] = await index.itemsOf(mem.id, ids[0]!);
+    assert.ok(paris!.invalid_at !== null);
   });
 });
