@@ -187,6 +187,9 @@ async function addPhase(api: string, key: string, db: Database.Database, label: 
   console.log(`  stored    ${stored} messages (${count} raw + ${stored - count} extracted items)`);
   const perTurn = [...cpuAfter].map(([name, seconds]) => `${name} ${(((seconds - (cpuBefore.get(name) ?? 0)) * 1000) / count).toFixed(1)} ms`);
   console.log(`  CPU per turn: ${perTurn.join(', ')} (cairn = API + embedded worker + this client)`);
+  // The machine's own limit: every process's CPU per turn against the cores (all of them for this benchmark).
+  const cpuPerTurn = [...cpuAfter].reduce((sum, [name, seconds]) => sum + seconds - (cpuBefore.get(name) ?? 0), 0) / count;
+  console.log(`  ceiling   ${rate(os.availableParallelism(), cpuPerTurn)} messages/s   (${os.availableParallelism()} cores / ${(cpuPerTurn * 1000).toFixed(1)} ms CPU per turn)`);
 }
 
 async function addBench(rawCount: number, extractCount: number, clients: number) {

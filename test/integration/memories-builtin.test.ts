@@ -54,7 +54,8 @@ describe('memory extraction with the built-in chat model', function () {
     const started = Date.now();
     const listed = await eventually(
       async () => {
-        const list = (await api.get(`/memories/${memoryId}`, { page_size: 100 })).body.data.messages.message_list as any[];
+        // With the items later facts replaced (include_invalid): a turn's items are what it extracted.
+        const list = (await api.get(`/memories/${memoryId}`, { page_size: 100, include_invalid: true })).body.data.messages.message_list as any[];
         const raws = list.filter((m) => ids.includes(m.message_id));
         return raws.length === ids.length && raws.every((m) => m.task.progress === 1 || m.task.progress === -1) ? raws : undefined;
       },
