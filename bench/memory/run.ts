@@ -180,9 +180,9 @@ async function addPhase(api: string, key: string, db: Database.Database, label: 
   console.log(`\n== ${label}: memory_type ${types.join(', ')}; ${count} turns, ${clients} concurrent clients (load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}) ==`);
   console.log(`  accepted  ${rate(count, acceptedSeconds)} messages/s   POST /messages p50 ${ms(percentile(latencies, 50))} ms   p95 ${ms(percentile(latencies, 95))} ms`);
   if (finished < count) {
-    console.log(`  completed: only ${finished} of ${count} workflows finished within ${DRAIN_TIMEOUT_S} s of the last request`);
+    console.log(`  completed: only ${finished} of ${count} turns' tasks ended within ${DRAIN_TIMEOUT_S} s of the last request`);
   } else {
-    console.log(`  completed ${rate(count, completedSeconds)} messages/s   (until the last workflow finished: ${completedSeconds.toFixed(1)} s; ${state.failed} failed)`);
+    console.log(`  completed ${rate(count, completedSeconds)} messages/s   (until the last turn's task ended: ${completedSeconds.toFixed(1)} s; ${state.failed} failed)`);
   }
   console.log(`  stored    ${stored} messages (${count} raw + ${stored - count} extracted items)`);
   const perTurn = [...cpuAfter].map(([name, seconds]) => `${name} ${(((seconds - (cpuBefore.get(name) ?? 0)) * 1000) / count).toFixed(1)} ms`);

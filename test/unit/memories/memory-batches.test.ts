@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
+import { testProfiles } from '../../support/meta-store.js';
 import { CHAT, EMBED, memoryRig } from './memory-rig.js';
 import type { MemoryService } from '../../../src/services/memories.js';
 import type { MemoryBatchExtractor, TurnItems } from '../../../src/services/memory-batches.js';
@@ -12,7 +13,7 @@ import { lastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../../fakes/i
  * fake model server: it answers a batch of numbered turns with one item per turn carrying its turn (or, when
  * `ignoreTurns`, without), and a single turn with one item; a turn saying "gibberish" gets an answer that is no JSON.
  */
-describe('MemoryBatchExtractor: turns of one memory extracted together, each with its own items and task', () => {
+for (const profile of testProfiles()) describe(`MemoryBatchExtractor: turns of one memory extracted together, each with its own items and task [${profile}]`, () => {
   let fake: FakeOpenAI;
   let rig: Awaited<ReturnType<typeof memoryRig>>;
   let service: MemoryService;
@@ -39,7 +40,7 @@ describe('MemoryBatchExtractor: turns of one memory extracted together, each wit
         return { answer: JSON.stringify({ semantic: said.map((s, i) => ({ ...(batch ? { turn: i + 1 } : {}), content: `The user said ${s}.` })) }) };
       },
     });
-    rig = await memoryRig('embedded', tenant, fake.baseUrl, async () => undefined);
+    rig = await memoryRig(profile, tenant, fake.baseUrl, async () => undefined);
     ({ service, index } = rig);
     batches = rig.batches(3);
   });
