@@ -3,7 +3,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { TurnEnd, TurnError, TurnExtraction, TurnItems, TurnReconciled, TurnStored } from '../src/services/memory-batches.js';
-import { MEMORY_TURN_SIGNAL, type MemoryTurnSignal } from '../src/memories/types.js';
+import { MEMORY_TURN_SIGNAL, type MemoryTurnSignal } from '../src/engine/task-queues.js';
 import { nothingKeptMessage } from './memory-extraction.js';
 
 /**

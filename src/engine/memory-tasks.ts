@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { WORKFLOWS, workflowIds, workflowTaskQueue } from './task-queues.js';
+import { MEMORY_TURN_SIGNAL, WORKFLOWS, workflowIds, workflowTaskQueue, type MemoryTurnSignal } from './task-queues.js';
 import type { Workflows } from './workflow-starts.js';
-import { MEMORY_TURN_SIGNAL, type MemoryExtractionInput, type MemoryTasks, type MemoryTurnSignal } from '../memories/types.js';
+import type { MemoryExtractionInput, MemoryTasks } from '../memories/types.js';
 
 /**
  * Hands raw messages to their memory's memoryExtractionBatches workflow on the memory role's task queue:

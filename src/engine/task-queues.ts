@@ -13,6 +13,12 @@ export const WORKFLOWS = {
 
 export type WorkflowName = (typeof WORKFLOWS)[keyof typeof WORKFLOWS];
 
+/** The signal that hands a raw message to its memory's memoryExtractionBatches workflow. */
+export const MEMORY_TURN_SIGNAL = 'memoryTurn';
+export interface MemoryTurnSignal {
+  messageId: number;
+}
+
 /**
  * What a worker process can be asked to do (`cairn worker --queues`, CAIRN_WORKER_QUEUES). Each role is
  * one task queue: the workflows started there and the activities they schedule run only on workers

@@ -47,12 +47,6 @@ export interface MemoryExtractionInput {
   messageId: number;
 }
 
-/** The signal that hands a raw message to its memory's memoryExtractionBatches workflow. */
-export const MEMORY_TURN_SIGNAL = 'memoryTurn';
-export interface MemoryTurnSignal {
-  messageId: number;
-}
-
 /** Starts extraction workflows (implemented on Temporal in src/engine/memory-tasks.ts). */
 export interface MemoryTasks {
   /** Hands one raw message to its memory's extraction workflow (started when none runs); a message handed twice is extracted once. */
