@@ -6,7 +6,8 @@ import { callGate, lastUserMessage, startFakeOpenAI, type AnswerScript, type Fak
 import { harness } from './harness.js';
 import { Api, eventually, newUser } from './client.js';
 import { addModelServer } from './chat-helpers.js';
-import { roleTaskQueue, workflowIds } from '../../src/engine/task-queues.js';
+import { WORKFLOWS, roleTaskQueue, workflowIds, workflowTaskQueue } from '../../src/engine/task-queues.js';
+import { startWorkflow } from '../../src/engine/workflow-starts.js';
 import { MAX_MEMORY_SIZE } from '../../src/memories/types.js';
 import type { Config } from '../../src/config.js';
 import { openDatabase, type MetaDb } from '../../src/store/db.js';
@@ -407,6 +408,36 @@ describe('memories over HTTP', function () {
       const { stored, recount } = await sizeTotals(mem.id, cairnConfig);
       assert.deepEqual(stored, recount);
       assert.equal(stored.messages, 60, 'every turn and its one item, once');
+    });
+
+    it('a memoryExtraction run (one workflow per message, from before batches) still completes with the activities of today', async () => {
+      const h = await harness();
+      const mem = await createMemory(api, { memory_type: ['raw', 'semantic'] });
+      scripted.set('old-style-run', JSON.stringify({ semantic: [{ content: 'The user upgraded Cairn during an extraction.' }] }));
+      // The batch workflow's call is held and the workflow stopped, as if the turn had been handed to an old run instead.
+      const gate = callGate((messages) => isExtraction(messages) && lastUserMessage(messages).includes('old-style-run'));
+      fake.behaviour.gate = gate;
+      const connection = await Connection.connect({ address: h.temporal.address });
+      try {
+        const client = new Client({ connection });
+        const [{ message_id }] = await addMessage(api, [mem.id], { user_input: 'old-style-run please' });
+        await eventually(async () => gate.held === 1, 20_000, 50);
+        await client.workflow.getHandle(workflowIds.memoryExtractionBatches(mem.id)).terminate('the test hands the turn to an old-style run');
+        gate.release();
+        const handle = await startWorkflow(client, WORKFLOWS.memoryExtraction, {
+          taskQueue: workflowTaskQueue(WORKFLOWS.memoryExtraction, h.config.taskQueue),
+          workflowId: workflowIds.memoryExtraction(mem.id, message_id),
+          args: [{ memoryId: mem.id, messageId: message_id }],
+        });
+        assert.deepEqual(await handle.result(), { status: 'done', stored: 1, evicted: 0 });
+        const listed = await waitTask(api, mem.id, message_id);
+        assert.equal(listed.task.progress_msg, 'Done: 1 item(s) stored');
+        assert.deepEqual(listed.extract.map((e: any) => e.source_id), [message_id]);
+      } finally {
+        gate.release();
+        fake.behaviour.gate = undefined;
+        await connection.close();
+      }
     });
 
     it('progress and failure reason are visible on the raw message while the task runs (task.progress between 0 and 1)', async () => {
