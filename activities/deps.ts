@@ -31,6 +31,8 @@ export interface ActivityDeps {
   memoryTasks: MemoryTasks;
   /** Extracts and chunks files in parser processes, under the configured ceilings and limits. */
   parsers: DocumentParsers;
+  /** The most turns of one memory extracted in one model call (CAIRN_MEMORY_EXTRACTION_BATCH). */
+  memoryExtractionBatch: number;
   /** Chat-model calls one enrichment step makes at once (CAIRN_ENRICH_CONCURRENCY). */
   enrichConcurrency: number;
   /** Dataset retrieval for agents' Retrieval components and tools: the API's service, so it reads as /retrieval does. */

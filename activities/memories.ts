@@ -4,7 +4,8 @@ import type { ActivityDeps } from './deps.js';
 import type { MemoryExtractionInput } from '../src/memories/types.js';
 import type { ExtractedItem } from '../src/memories/extraction.js';
 import type { CleanedExtraction } from '../src/memories/structured.js';
-import { MemoryExtractor, type BeginOutcome, type ReconcileOutcome } from '../src/services/memory-extractor.js';
+import type { BeginOutcome, ReconcileOutcome } from '../src/services/memory-extractor.js';
+import { MemoryBatchExtractor, type BatchStart, type TurnEnd, type TurnExtraction, type TurnReconciled, type TurnStored } from '../src/services/memory-batches.js';
 import { ModelError } from '../src/models/types.js';
 
 /** Failures that another attempt cannot fix: the task fails at once with the reason. */
@@ -28,10 +29,41 @@ async function withHeartbeats<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The steps of the memoryExtraction workflow (thin: the work is in MemoryExtractor). */
-export function memoryActivities({ store, memories, models }: ActivityDeps) {
-  const extractor = new MemoryExtractor(store, memories, models);
+/** One memory's turns in the memoryExtractionBatches workflow. */
+export interface MemoryBatchInput {
+  memoryId: string;
+  messageIds: number[];
+}
+
+/**
+ * The steps of the memoryExtractionBatches workflow and of the one-turn memoryExtraction workflow that runs
+ * on for histories started before batches (thin: the work is in MemoryBatchExtractor and MemoryExtractor).
+ */
+export function memoryActivities({ store, memories, models, memoryExtractionBatch }: ActivityDeps) {
+  const extractor = new MemoryBatchExtractor(store, memories, models, memoryExtractionBatch);
   return {
+    beginMemoryBatch(input: MemoryBatchInput): Promise<BatchStart> {
+      return extractor.beginBatch(input.memoryId, input.messageIds);
+    },
+
+    extractMemoryBatch(input: MemoryBatchInput): Promise<TurnExtraction[]> {
+      const ctx = Context.current();
+      return withHeartbeats(() => extractor.extractBatch(input.memoryId, input.messageIds, { attempt: ctx.info.attempt, signal: ctx.cancellationSignal }));
+    },
+
+    storeMemoryBatch(input: { memoryId: string; turns: { messageId: number; items: ExtractedItem[] }[] }): Promise<TurnStored[]> {
+      return withHeartbeats(() => extractor.storeBatch(input.memoryId, input.turns));
+    },
+
+    reconcileMemoryBatchFacts(input: MemoryBatchInput): Promise<TurnReconciled[]> {
+      const ctx = Context.current();
+      return withHeartbeats(() => extractor.reconcileBatch(input.memoryId, input.messageIds, { signal: ctx.cancellationSignal }));
+    },
+
+    endMemoryTurns(input: { memoryId: string; ends: TurnEnd[] }): Promise<void> {
+      return extractor.endTurns(input.memoryId, input.ends);
+    },
+
     beginMemoryTask(input: MemoryExtractionInput): Promise<BeginOutcome> {
       return extractor.begin(input.memoryId, input.messageId);
     },

@@ -151,6 +151,7 @@ export const SETTINGS = [
   { name: 'CAIRN_PARSE_PAGE_TIMEOUT_SEC', default: '`120`', meaning: 'time one PDF page (or one image) may take to parse; a file with a slower page fails', readBy: SERVER, workersOnly: true, parse: positiveNumber },
   { name: 'CAIRN_PARSE_CHECKPOINT_PAGES', default: '`100`', meaning: 'PDF pages per checkpoint: a parse that is retried (a restart, a killed parser) resumes after the last finished range', readBy: SERVER, workersOnly: true, parse: integer(1) },
   { name: 'CAIRN_PARSE_WAITING_FILES', default: '`200`', meaning: 'files per worker process that may wait for a parser; among them each tenant takes its turn (round robin)', readBy: SERVER, workersOnly: true, parse: integer(1) },
+  { name: 'CAIRN_MEMORY_EXTRACTION_BATCH', default: '`8`', meaning: 'the most turns of one memory extracted in one chat-model call: turns that arrive while a call is in flight wait and go together into the next (`1`: one call per turn; the built-in model always takes one; see `docs/memories.md`)', readBy: SERVER, workersOnly: true, parse: integer(1, 32) },
   { name: 'CAIRN_ENRICH_CONCURRENCY', default: '`4`', meaning: 'chat-model calls one enrichment step makes at once (the keywords and questions of one document\'s chunks; see `docs/enrichment.md`)', readBy: SERVER, workersOnly: true, parse: integer(1, 256) },
 
   // Capacity of the API

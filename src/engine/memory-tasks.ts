@@ -1,12 +1,13 @@
 import { Context } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { WORKFLOWS, workflowIds, workflowTaskQueue } from './task-queues.js';
-import { startWorkflow } from './workflow-starts.js';
+import type { Client } from '@temporalio/client';
+import { MEMORY_TURN_SIGNAL, WORKFLOWS, workflowIds, workflowTaskQueue, type MemoryTurnSignal } from './task-queues.js';
+import type { Workflows } from './workflow-starts.js';
 import type { MemoryExtractionInput, MemoryTasks } from '../memories/types.js';
 
 /**
- * Starts memoryExtraction workflows on the memory role's task queue, one per (memory, raw message); the
- * id is derived from both, so a second start of the same message's extraction finds the first.
+ * Hands raw messages to their memory's memoryExtractionBatches workflow on the memory role's task queue:
+ * Temporal's signal-with-start starts it when none runs and otherwise signals the running one, atomically, so
+ * two API processes adding turns to one memory at once reach the same workflow.
  */
 export class TemporalMemoryTasks implements MemoryTasks {
   /**
@@ -19,17 +20,13 @@ export class TemporalMemoryTasks implements MemoryTasks {
   ) {}
 
   async startExtraction(input: MemoryExtractionInput): Promise<void> {
-    try {
-      await startWorkflow(this.client(), WORKFLOWS.memoryExtraction, {
-        taskQueue: workflowTaskQueue(WORKFLOWS.memoryExtraction, this.taskQueue),
-        workflowId: workflowIds.memoryExtraction(input.memoryId, input.messageId),
-        args: [input],
-        // A message is extracted once: starting it again after it finished is refused as well.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
+    await this.client().workflow.signalWithStart<Workflows['memoryExtractionBatches'], [MemoryTurnSignal]>(WORKFLOWS.memoryExtractionBatches, {
+      taskQueue: workflowTaskQueue(WORKFLOWS.memoryExtractionBatches, this.taskQueue),
+      workflowId: workflowIds.memoryExtractionBatches(input.memoryId),
+      args: [{ memoryId: input.memoryId }],
+      signal: MEMORY_TURN_SIGNAL,
+      signalArgs: [{ messageId: input.messageId }],
+    });
   }
 }
 

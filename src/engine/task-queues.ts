@@ -6,11 +6,18 @@ export const WORKFLOWS = {
   agentScheduledRun: 'agentScheduledRun',
   agentComponentDebug: 'agentComponentDebug',
   memoryExtraction: 'memoryExtraction',
+  memoryExtractionBatches: 'memoryExtractionBatches',
   raptorIndex: 'raptorIndex',
   graphIndex: 'graphIndex',
 } as const;
 
 export type WorkflowName = (typeof WORKFLOWS)[keyof typeof WORKFLOWS];
+
+/** The signal that hands a raw message to its memory's memoryExtractionBatches workflow. */
+export const MEMORY_TURN_SIGNAL = 'memoryTurn';
+export interface MemoryTurnSignal {
+  messageId: number;
+}
 
 /**
  * What a worker process can be asked to do (`cairn worker --queues`, CAIRN_WORKER_QUEUES). Each role is
@@ -25,7 +32,7 @@ export const ROLE_WORKFLOWS: Record<WorkerRole, readonly WorkflowName[]> = {
   // Dataset indexes (RAPTOR, the knowledge graph) are dataset processing too: mostly waiting on models.
   parse: [WORKFLOWS.parseDocument, WORKFLOWS.deleteDatasets, WORKFLOWS.raptorIndex, WORKFLOWS.graphIndex],
   agents: [WORKFLOWS.agentRun, WORKFLOWS.agentScheduledRun, WORKFLOWS.agentComponentDebug],
-  memory: [WORKFLOWS.memoryExtraction],
+  memory: [WORKFLOWS.memoryExtraction, WORKFLOWS.memoryExtractionBatches],
 };
 
 /**
@@ -98,8 +105,10 @@ export const workflowIds = {
   agentScheduledRun: (agentId: string, scheduleId: string) => `agent-${agentId}-schedule-${scheduleId}-run`,
   /** One id per debug run of a component (runKey is new each time). */
   agentComponentDebug: (agentId: string, runKey: string) => `agent-${agentId}-debug-${runKey}`,
-  /** One id per raw memory message (message ids are never reused). */
+  /** One id per raw memory message (message ids are never reused): runs started before extraction went in batches. */
   memoryExtraction: (memoryId: string, messageId: number) => `memory-${memoryId}-message-${messageId}`,
+  /** One id per memory: its turns are extracted in batches by one workflow at a time. */
+  memoryExtractionBatches: (memoryId: string) => `memory-${memoryId}-extraction`,
   /** One job of each type per dataset at a time. */
   datasetIndex: (type: string, datasetId: string) => `dataset-${type}-${datasetId}`,
 };

@@ -189,11 +189,6 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     return this.countByStatus(WORKFLOWS.agentRun, agentTaskQueue(this.taskQueue));
   }
 
-  /** Memory extractions of this deployment by execution status: a failed extraction's workflow is Failed. */
-  async countMemoryExtractions(): Promise<Map<string, number>> {
-    return this.countByStatus(WORKFLOWS.memoryExtraction, workflowTaskQueue(WORKFLOWS.memoryExtraction, this.taskQueue));
-  }
-
   /** Workflows of a type on a task queue by execution status, from the visibility store in one query. */
   private async countByStatus(type: WorkflowName, taskQueue: string): Promise<Map<string, number>> {
     const queue = taskQueue.replace(/'/g, "\\'");

@@ -58,7 +58,7 @@ export function normaliseTime(value: unknown, fallback: number): number {
   return Number.isFinite(ms) ? ms : fallback;
 }
 
-function optionalTime(value: unknown): number | null {
+export function optionalTime(value: unknown): number | null {
   const ms = normaliseTime(value, NaN);
   return Number.isFinite(ms) ? ms : null;
 }

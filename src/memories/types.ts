@@ -49,6 +49,6 @@ export interface MemoryExtractionInput {
 
 /** Starts extraction workflows (implemented on Temporal in src/engine/memory-tasks.ts). */
 export interface MemoryTasks {
-  /** Starts the workflow of one raw message; starting it again while it runs is a no-op. */
+  /** Hands one raw message to its memory's extraction workflow (started when none runs); a message handed twice is extracted once. */
   startExtraction(input: MemoryExtractionInput): Promise<void>;
 }

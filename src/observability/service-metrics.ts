@@ -11,7 +11,7 @@ export interface ServiceMetricSources {
   documentsByRun(): Promise<Record<RunState, number>>;
   /** Agent runs per Temporal execution status (visibility). */
   agentRunsByStatus(): Promise<Map<string, number>>;
-  /** Memory extractions per Temporal execution status (visibility). */
+  /** Memory extraction tasks (one per turn) by state: Running, Completed, Failed (the metadata store). */
   memoryExtractionsByStatus(): Promise<Map<string, number>>;
   /** In-memory caches (chunk index, model clients, tokenizer). */
   caches(): Promise<CacheSize[]>;
@@ -84,14 +84,14 @@ export function serviceMetrics(sources: ServiceMetricSources, onSourceError: (so
 
   new Gauge({
     name: 'cairn_memory_extractions',
-    help: "Memory extractions (memoryExtraction workflows, one per message added to a memory that extracts items) by Temporal execution status: Completed (items stored, or none found and the reason recorded), Failed (the reason on the message's task); closed ones count while within the namespace's retention.",
+    help: "Memory extraction tasks, one per message added to a memory (its task row, kept while the message is), by state: Running (queued or being extracted), Completed (items stored, none found, or a memory that extracts nothing), Failed (the reason on the message's task).",
     labelNames: ['status'] as const,
     registers,
     async collect() {
       this.reset();
       const { memoryExtractions } = await snapshot();
       if (!memoryExtractions) return;
-      for (const status of new Set([...TEMPORAL_STATUSES, ...memoryExtractions.keys()])) this.set({ status }, memoryExtractions.get(status) ?? 0);
+      for (const [status, n] of memoryExtractions) this.set({ status }, n);
     },
   });
 
@@ -184,12 +184,12 @@ async function readSources(sources: ServiceMetricSources, onError: (source: stri
       return undefined;
     }
   };
-  // Both Temporal counts are one source: it is up when both answered.
-  const temporal = () => Promise.all([sources.agentRunsByStatus(), sources.memoryExtractionsByStatus()]);
-  const [documents, runs, caches] = await Promise.all([
-    read('metadata_store', sources.documentsByRun),
-    read('temporal', temporal),
+  // Both metadata store counts are one source: it is up when both answered.
+  const metadata = () => Promise.all([sources.documentsByRun(), sources.memoryExtractionsByStatus()]);
+  const [counts, agentRuns, caches] = await Promise.all([
+    read('metadata_store', metadata),
+    read('temporal', sources.agentRunsByStatus),
     read('caches', sources.caches),
   ]);
-  return { documents, agentRuns: runs?.[0], memoryExtractions: runs?.[1], caches, up };
+  return { documents: counts?.[0], agentRuns, memoryExtractions: counts?.[1], caches, up };
 }

@@ -4,7 +4,8 @@
  * (memories.ts).
  */
 import type { MetaStore } from '../store/index.js';
-import type { MemoryIndex, NewMemoryMessage } from '../index/memories/memory-index.js';
+import type { MemoryIndex, MemoryMessage, NewMemoryMessage } from '../index/memories/memory-index.js';
+import type { MemoryRow } from '../store/memories.js';
 import type { ModelClients } from './model-clients.js';
 import { nowMs } from '../time.js';
 import { extractedTypesOf, typesOf } from '../memories/types.js';
@@ -28,10 +29,24 @@ export interface ReconcileOutcome {
   replaced: number;
 }
 
-function sourceGone(): Error {
+export function sourceGone(): Error {
   const err = new Error('the memory or its raw message was removed before extraction finished');
   err.name = 'SourceGoneError';
   return err;
+}
+
+/** A raw message with its memory, as the steps read them. */
+export interface LoadedTurn {
+  memory: MemoryRow;
+  raw: MemoryMessage;
+}
+
+/**
+ * A fact that may be retired by a new one of `validAt` from raw message `sourceId`: one that became true before
+ * it, or at the same time from an earlier turn (turns extracted in one batch share their times to the second).
+ */
+function olderFact(m: { valid_at: number; source_id: number }, validAt: number, sourceId: number): boolean {
+  return m.valid_at < validAt || (m.valid_at === validAt && m.source_id < sourceId);
 }
 
 export type BeginOutcome = 'extract' | 'done' | 'gone';
@@ -42,17 +57,17 @@ export type BeginOutcome = 'extract' | 'done' | 'gone';
  */
 export class MemoryExtractor {
   constructor(
-    private readonly store: MetaStore,
-    private readonly index: MemoryIndex,
-    private readonly models: ModelClients,
+    protected readonly store: MetaStore,
+    protected readonly index: MemoryIndex,
+    protected readonly models: ModelClients,
   ) {}
 
-  private report(memoryId: string, messageId: number, progress: number, message: string) {
+  protected report(memoryId: string, messageId: number, progress: number, message: string) {
     return this.store.memories.updateTask(memoryId, messageId, progress, message, nowMs());
   }
 
   /** The memory and raw message, or undefined when either is gone (deleted, or removed by FIFO). */
-  private async load(memoryId: string, messageId: number) {
+  protected async load(memoryId: string, messageId: number): Promise<LoadedTurn | undefined> {
     const memory = await this.store.memories.byId(memoryId);
     const raw = memory ? await this.index.get(memoryId, messageId) : undefined;
     return memory && raw ? { memory, raw } : undefined;
@@ -73,7 +88,6 @@ export class MemoryExtractor {
     return 'extract';
   }
 
-  /** Asks the memory's chat model for the items; throws InvalidExtractionError for an unusable answer. */
   /**
    * Asks the memory's chat model for the items of one raw message. The built-in model is held to the
    * extraction's JSON Schema (a grammar), so its answer always parses; every model's items are cleaned of
@@ -110,20 +124,36 @@ export class MemoryExtractor {
   async storeItems(memoryId: string, messageId: number, items: ExtractedItem[]): Promise<{ stored: number; evicted: number; alreadyStored: boolean }> {
     const found = await this.load(memoryId, messageId);
     if (!found) throw sourceGone();
-    const { memory, raw } = found;
+    const { memory } = found;
     let vectors: number[][] = [];
     if (items.length) {
       await this.report(memoryId, messageId, 0.65, `Embedding ${items.length} item(s) with ${memory.embd_id}`);
       const model = await this.models.embedding(memory.tenant_id, memory.embd_id);
       vectors = await model.embed(items.map((i) => i.content));
-      for (const [i, item] of items.entries()) {
-        const size = messageSize(item.content, vectors[i]!.length);
-        if (size > memory.memory_size) {
-          throw new MemoryFullError(`the extracted ${item.type} item "${item.content.slice(0, 60)}" needs ${size} bytes, more than the memory holds (memory_size ${memory.memory_size} bytes); nothing was stored`, size, memory.memory_size);
-        }
-      }
-      await this.report(memoryId, messageId, 0.85, `Storing ${items.length} item(s)`);
     }
+    const added = await this.addItems(found, items, vectors);
+    // Deleted while we stored: leave nothing behind.
+    if (!(await this.store.memories.byId(memoryId))) await this.index.deleteMemory(memoryId);
+    return added;
+  }
+
+  /**
+   * Stores the embedded items of one raw message with it as source, in one transaction with the raw message's
+   * exactly-once marker: a second call stores nothing (alreadyStored). Every item must fit in the memory on its
+   * own, else nothing is stored (MemoryFullError).
+   */
+  protected async addItems(
+    { memory, raw }: LoadedTurn,
+    items: ExtractedItem[],
+    vectors: number[][],
+  ): Promise<{ stored: number; evicted: number; alreadyStored: boolean }> {
+    for (const [i, item] of items.entries()) {
+      const size = messageSize(item.content, vectors[i]!.length);
+      if (size > memory.memory_size) {
+        throw new MemoryFullError(`the extracted ${item.type} item "${item.content.slice(0, 60)}" needs ${size} bytes, more than the memory holds (memory_size ${memory.memory_size} bytes); nothing was stored`, size, memory.memory_size);
+      }
+    }
+    if (items.length) await this.report(memory.id, raw.message_id, 0.85, `Storing ${items.length} item(s)`);
     const messages: NewMemoryMessage[] = items.map((item, i) => ({
       message_type: item.type,
       source_id: raw.message_id,
@@ -135,10 +165,8 @@ export class MemoryExtractor {
       valid_at: item.valid_at,
       invalid_at: item.invalid_at,
     }));
-    const added = await this.index.add(memoryId, messages, { limit: memory.memory_size, tenantId: memory.tenant_id, onceForSource: raw.message_id });
-    // Deleted while we stored: leave nothing behind.
-    if (!(await this.store.memories.byId(memoryId))) await this.index.deleteMemory(memoryId);
-    await this.report(memoryId, messageId, 0.95, added.alreadyStored ? 'Items were already stored' : `Stored ${items.length} item(s)`);
+    const added = await this.index.add(memory.id, messages, { limit: memory.memory_size, tenantId: memory.tenant_id, onceForSource: raw.message_id });
+    await this.report(memory.id, raw.message_id, 0.95, added.alreadyStored ? 'Items were already stored' : `Stored ${items.length} item(s)`);
     return { stored: added.alreadyStored ? 0 : items.length, evicted: added.evicted.length, alreadyStored: added.alreadyStored };
   }
 
@@ -147,8 +175,8 @@ export class MemoryExtractor {
    * facts (hybrid search with the item's own vector) are put to the chat model in one structured question —
    * adds, updates or contradicts? An updated or contradicted fact gets invalid_at (the new item's valid_at) and
    * replaced_by (the new item); nothing is deleted. Idempotent: a fact once replaced is no longer a candidate.
-   * Only older facts (valid_at not after the new item's) are candidates, so a late extraction of an old turn
-   * never retires a newer fact.
+   * Only older facts (valid_at before the new item's, or the same from an earlier turn) are candidates, so a late
+   * extraction of an old turn never retires a newer fact.
    */
   async reconcileFacts(memoryId: string, messageId: number, options: { signal?: AbortSignal } = {}): Promise<ReconcileOutcome> {
     const found = await this.load(memoryId, messageId);
@@ -168,7 +196,7 @@ export class MemoryExtractor {
       );
       const candidates: FactCandidate[] = hits
         .map((h) => h.message)
-        .filter((m) => m.message_type === 'semantic' && !ownIds.has(m.message_id) && m.source_id !== raw.message_id && m.valid_at <= item.valid_at)
+        .filter((m) => m.message_type === 'semantic' && !ownIds.has(m.message_id) && m.source_id !== raw.message_id && olderFact(m, item.valid_at, raw.message_id))
         .slice(0, FACT_CANDIDATES)
         .map((m) => ({ message_id: m.message_id, content: m.content, valid_at: m.valid_at }));
       if (candidates.length === 0) continue;

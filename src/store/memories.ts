@@ -95,6 +95,24 @@ export class MemoryRepo {
     return Number(res.numUpdatedRows) > 0;
   }
 
+  /**
+   * Extraction tasks by state, over every memory: Running (queued or under way), Completed (progress 1) and
+   * Failed (progress -1), one per raw message added to a memory (its task row).
+   */
+  async countTasksByState(): Promise<Map<string, number>> {
+    const row = await this.db
+      .selectFrom('memory_tasks')
+      .select([
+        sql<number>`coalesce(sum(case when progress >= 1 then 1 else 0 end), 0)`.as('completed'),
+        sql<number>`coalesce(sum(case when progress < 0 then 1 else 0 end), 0)`.as('failed'),
+        (eb) => eb.fn.countAll<number>().as('total'),
+      ])
+      .executeTakeFirstOrThrow();
+    const completed = Number(row.completed);
+    const failed = Number(row.failed);
+    return new Map([['Running', Number(row.total) - completed - failed], ['Completed', completed], ['Failed', failed]]);
+  }
+
   async task(memoryId: string, messageId: number): Promise<MemoryTaskRow | undefined> {
     return this.db.selectFrom('memory_tasks').selectAll().where('memory_id', '=', memoryId).where('message_id', '=', messageId).executeTakeFirst();
   }

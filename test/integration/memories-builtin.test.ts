@@ -54,7 +54,8 @@ describe('memory extraction with the built-in chat model', function () {
     const started = Date.now();
     const listed = await eventually(
       async () => {
-        const list = (await api.get(`/memories/${memoryId}`, { page_size: 100 })).body.data.messages.message_list as any[];
+        // With the items later facts replaced (include_invalid): a turn's items are what it extracted.
+        const list = (await api.get(`/memories/${memoryId}`, { page_size: 100, include_invalid: true })).body.data.messages.message_list as any[];
         const raws = list.filter((m) => ids.includes(m.message_id));
         return raws.length === ids.length && raws.every((m) => m.task.progress === 1 || m.task.progress === -1) ? raws : undefined;
       },
@@ -77,8 +78,8 @@ describe('memory extraction with the built-in chat model', function () {
 
     const connection = await Connection.connect({ address: (await harness()).temporal.address });
     try {
-      const described = await new Client({ connection }).workflow.getHandle(workflowIds.memoryExtraction(memoryId, ids[0]!)).describe();
-      assert.equal(described.status.name, 'COMPLETED');
+      const described = await new Client({ connection }).workflow.getHandle(workflowIds.memoryExtractionBatches(memoryId)).describe();
+      assert.notEqual(described.status.name, 'FAILED');
     } finally {
       await connection.close();
     }

@@ -6,7 +6,8 @@ import { callGate, lastUserMessage, startFakeOpenAI, type AnswerScript, type Fak
 import { harness } from './harness.js';
 import { Api, eventually, newUser } from './client.js';
 import { addModelServer } from './chat-helpers.js';
-import { roleTaskQueue, workflowIds } from '../../src/engine/task-queues.js';
+import { WORKFLOWS, roleTaskQueue, workflowIds, workflowTaskQueue } from '../../src/engine/task-queues.js';
+import { startWorkflow } from '../../src/engine/workflow-starts.js';
 import { MAX_MEMORY_SIZE } from '../../src/memories/types.js';
 import type { Config } from '../../src/config.js';
 import { openDatabase, type MetaDb } from '../../src/store/db.js';
@@ -22,6 +23,9 @@ const isExtraction = (messages: FakeMessage[]) => (messages.find((m) => m.role =
 const answers: AnswerScript = (messages) => {
   if (!isExtraction(messages)) return { answer: 'ok' };
   const user = lastUserMessage(messages);
+  // Turns of the burst test: one episodic item each, carrying its turn's number when several were asked about at once.
+  const burst = [...user.matchAll(/User Input: (burst-\d+)/g)].map((m) => m[1]!);
+  if (burst.length) return { answer: JSON.stringify({ episodic: burst.map((b, i) => ({ ...(burst.length > 1 ? { turn: i + 1 } : {}), content: `The user said ${b} aloud.` })) }) };
   for (const [marker, answer] of scripted) if (user.includes(marker)) return { answer };
   return { answer: EMPTY };
 };
@@ -326,10 +330,8 @@ describe('memories over HTTP', function () {
       const h = await harness();
       const connection = await Connection.connect({ address: h.temporal.address });
       try {
-        const handle = new Client({ connection }).workflow.getHandle(workflowIds.memoryExtraction(mem.id, rawId));
-        assert.deepEqual(await handle.result(), { status: 'done', stored: 3, evicted: 0 });
-        const described = await handle.describe();
-        assert.equal(described.status.name, 'COMPLETED');
+        const described = await new Client({ connection }).workflow.getHandle(workflowIds.memoryExtractionBatches(mem.id)).describe();
+        assert.equal(described.type, 'memoryExtractionBatches', 'the memory\'s batch workflow extracted the turn');
         assert.equal(described.taskQueue, roleTaskQueue('memory', h.config.taskQueue), 'on the memory role\'s task queue');
       } finally {
         await connection.close();
@@ -346,11 +348,9 @@ describe('memories over HTTP', function () {
       assert.deepEqual(listed.extract, []);
       const connection = await Connection.connect({ address: (await harness()).temporal.address });
       try {
-        const handle = new Client({ connection }).workflow.getHandle(workflowIds.memoryExtraction(mem.id, message_id));
-        // The task's failure is written before the workflow ends: wait for the end, then look.
-        await assert.rejects(handle.result(), /Workflow execution failed/);
-        const described = await handle.describe();
-        assert.equal(described.status.name, 'FAILED', 'the Temporal UI shows a failed extraction as failed');
+        // One turn's failure is its task's, not the memory's workflow's: the next turns go on.
+        const described = await new Client({ connection }).workflow.getHandle(workflowIds.memoryExtractionBatches(mem.id)).describe();
+        assert.notEqual(described.status.name, 'FAILED');
       } finally {
         await connection.close();
       }
@@ -373,6 +373,70 @@ describe('memories over HTTP', function () {
         assert.equal(fake.requests.filter((r) => r.path === '/v1/chat/completions').length, 2);
       } finally {
         fake.behaviour.failure = undefined;
+      }
+    });
+
+    it('30 turns sent at once to one memory are all extracted in fewer model calls than turns, each task done with its own items', async () => {
+      const mem = await createMemory(api, { memory_type: ['raw', 'episodic'], memory_size: 10 * 1024 * 1024 });
+      fake.clear();
+      // The first call is held until every turn is in, so the others wait and go in batches.
+      const gate = callGate((messages) => isExtraction(messages) && lastUserMessage(messages).includes('burst-'));
+      fake.behaviour.gate = gate;
+      let ids: number[];
+      try {
+        ids = (await Promise.all(Array.from({ length: 30 }, (_, i) => addMessage(api, [mem.id], { user_input: `burst-${i}`, agent_response: 'ok' })))).map((r) => r[0]!.message_id);
+        await eventually(async () => gate.held === 1, 20_000, 50);
+      } finally {
+        gate.release();
+        fake.behaviour.gate = undefined;
+      }
+      const listed = await eventually(async () => {
+        const all = (await listMessages(api, mem.id, { page_size: 100 })).message_list;
+        return all.length === 30 && all.every((m) => m.task.progress === 1 || m.task.progress === -1) ? all : undefined;
+      }, 60_000, 200);
+      const calls = fake.requests.filter((r) => r.path === '/v1/chat/completions' && JSON.stringify(r.body).includes('burst-')).length;
+      // The held call has one turn; the 29 waiting go CAIRN_MEMORY_EXTRACTION_BATCH at a time.
+      assert.ok(calls >= 2 && calls <= 1 + Math.ceil(29 / cairnConfig.memoryExtractionBatch), `${calls} model calls for 30 turns`);
+      for (const [i, id] of ids.entries()) {
+        const m = listed.find((x) => x.message_id === id)!;
+        assert.equal(m.task.progress, 1, m.task.progress_msg);
+        assert.equal(m.task.progress_msg, 'Done: 1 item(s) stored');
+        assert.deepEqual(m.extract.map((e: any) => [e.message_type, e.source_id, e.valid_at]), [['episodic', id, m.valid_at]], 'its own item, from its own time');
+        const content = (await api.get(`/messages/${mem.id}:${m.extract[0].message_id}/content`)).body.data.content;
+        assert.equal(content, `The user said burst-${i} aloud.`);
+      }
+      const { stored, recount } = await sizeTotals(mem.id, cairnConfig);
+      assert.deepEqual(stored, recount);
+      assert.equal(stored.messages, 60, 'every turn and its one item, once');
+    });
+
+    it('a memoryExtraction run (one workflow per message, from before batches) still completes with the activities of today', async () => {
+      const h = await harness();
+      const mem = await createMemory(api, { memory_type: ['raw', 'semantic'] });
+      scripted.set('old-style-run', JSON.stringify({ semantic: [{ content: 'The user upgraded Cairn during an extraction.' }] }));
+      // The batch workflow's call is held and the workflow stopped, as if the turn had been handed to an old run instead.
+      const gate = callGate((messages) => isExtraction(messages) && lastUserMessage(messages).includes('old-style-run'));
+      fake.behaviour.gate = gate;
+      const connection = await Connection.connect({ address: h.temporal.address });
+      try {
+        const client = new Client({ connection });
+        const [{ message_id }] = await addMessage(api, [mem.id], { user_input: 'old-style-run please' });
+        await eventually(async () => gate.held === 1, 20_000, 50);
+        await client.workflow.getHandle(workflowIds.memoryExtractionBatches(mem.id)).terminate('the test hands the turn to an old-style run');
+        gate.release();
+        const handle = await startWorkflow(client, WORKFLOWS.memoryExtraction, {
+          taskQueue: workflowTaskQueue(WORKFLOWS.memoryExtraction, h.config.taskQueue),
+          workflowId: workflowIds.memoryExtraction(mem.id, message_id),
+          args: [{ memoryId: mem.id, messageId: message_id }],
+        });
+        assert.deepEqual(await handle.result(), { status: 'done', stored: 1, evicted: 0 });
+        const listed = await waitTask(api, mem.id, message_id);
+        assert.equal(listed.task.progress_msg, 'Done: 1 item(s) stored');
+        assert.deepEqual(listed.extract.map((e: any) => e.source_id), [message_id]);
+      } finally {
+        gate.release();
+        fake.behaviour.gate = undefined;
+        await connection.close();
       }
     });
 

@@ -158,13 +158,13 @@ describe('cairn migrate-to: an embedded installation moves to PostgreSQL, S3 and
     // A memory message added while no worker runs: its extraction workflow stays open.
     await source.worker.stop();
     const api = new Api(source.url, was.apiKey);
-    const [{ message_id }] = ok(await api.post('/messages', { memory_id: [was.memoryId], agent_id: was.agentId, session_id: 's2', user_input: 'late', agent_response: 'turn' }), 'add message').body.data;
+    ok(await api.post('/messages', { memory_id: [was.memoryId], agent_id: was.agentId, session_id: 's2', user_input: 'late', agent_response: 'turn' }), 'add message');
     Object.assign(was, await memorySnapshot(api, was.memoryId));
     await source.cairn.stop();
     const res = await runCairn(flags(), commandEnv({ TEMPORAL_ADDRESS: source.temporal.address, CAIRN_TASK_QUEUE: source.config.taskQueue }));
     assert.equal(res.code, 1, res.stdout + res.stderr);
-    const workflowId = workflowIds.memoryExtraction(was.memoryId, message_id);
-    assert.match(res.stderr, new RegExp(`runs are in progress[\\s\\S]*workflow ${workflowId} \\(memoryExtraction\\) is open[\\s\\S]*let them finish`));
+    const workflowId = workflowIds.memoryExtractionBatches(was.memoryId);
+    assert.match(res.stderr, new RegExp(`runs are in progress[\\s\\S]*workflow ${workflowId} \\(memoryExtractionBatches\\) is open[\\s\\S]*let them finish`));
 
     // Stopped by the operator; the message stays (its task never ends), and moves like any other.
     const connection = await Connection.connect({ address: source.temporal.address });

@@ -10,7 +10,9 @@ import { route, type RouteSpec } from '../routes.js';
 
 export interface MetricsDeps {
   documents: { countByRun(): Promise<Record<RunState, number>> };
-  workflows: { countAgentRuns(): Promise<Map<string, number>>; countMemoryExtractions(): Promise<Map<string, number>> };
+  workflows: { countAgentRuns(): Promise<Map<string, number>> };
+  /** Memory extraction tasks by state (one per raw message added to a memory). */
+  memories: { countTasksByState(): Promise<Map<string, number>> };
   index: ChunkIndex;
   /** The model clients cache (services/model-clients.ts). */
   modelClients: { readonly size: number };
@@ -27,7 +29,7 @@ export function metricsRoutes(deps: MetricsDeps): RouteSpec[] {
     {
       documentsByRun: () => deps.documents.countByRun(),
       agentRunsByStatus: () => deps.workflows.countAgentRuns(),
-      memoryExtractionsByStatus: () => deps.workflows.countMemoryExtractions(),
+      memoryExtractionsByStatus: () => deps.memories.countTasksByState(),
       caches: () => cacheSizes(deps),
     },
     (source, err) => deps.log.warn({ err, source }, 'metrics: a source did not answer; its metrics are left out of this scrape'),

@@ -8,6 +8,7 @@ import { outboundGuard } from '../../../src/services/outbound-urls.js';
 import { ModelClients } from '../../../src/services/model-clients.js';
 import { MemoryService } from '../../../src/services/memories.js';
 import { MemoryExtractor } from '../../../src/services/memory-extractor.js';
+import { MemoryBatchExtractor } from '../../../src/services/memory-batches.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
 import type { MemoryExtractionInput } from '../../../src/memories/types.js';
 
@@ -35,6 +36,9 @@ export async function memoryRig(profile: TestProfile, tenant: string, baseUrl: s
     index,
     service: new MemoryService(store, index, models, { startExtraction }),
     extractor: new MemoryExtractor(store, index, models),
+    /** The batch steps, extracting at most `maxTurns` turns per model call. */
+    batches: (maxTurns: number) => new MemoryBatchExtractor(store, index, models, maxTurns),
+    store,
     async close() {
       await db.close();
       indexDb.close();

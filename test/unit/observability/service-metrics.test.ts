@@ -7,7 +7,7 @@ function sources(overrides: Partial<ServiceMetricSources> = {}) {
   const s: ServiceMetricSources = {
     documentsByRun: async () => (reads.documents++, { UNSTART: 3, RUNNING: 1, CANCEL: 0, DONE: 7, FAIL: 2 }),
     agentRunsByStatus: async () => (reads.agentRuns++, new Map([['Running', 2], ['Completed', 5], ['Paused', 1]])),
-    memoryExtractionsByStatus: async () => (reads.extractions++, new Map([['Completed', 20], ['Failed', 1]])),
+    memoryExtractionsByStatus: async () => (reads.extractions++, new Map([['Running', 0], ['Completed', 20], ['Failed', 1]])),
     caches: async () => (reads.caches++, [{ name: 'sign_bits', entries: 10, bytes: 300 }, { name: 'stems', entries: 4 }]),
     ...overrides,
   };
@@ -25,7 +25,7 @@ describe('service metrics', () => {
     assert.equal(sampleValue(m, 'cairn_agent_runs', { status: 'TimedOut' }), 0);
     assert.equal(sampleValue(m, 'cairn_agent_runs', { status: 'Paused' }), 1, 'a status Temporal adds later still shows');
     assert.equal(sampleValue(m, 'cairn_memory_extractions', { status: 'Completed' }), 20);
-    assert.equal(sampleValue(m, 'cairn_memory_extractions', { status: 'Failed' }), 1, 'a failed extraction is counted as such');
+    assert.equal(sampleValue(m, 'cairn_memory_extractions', { status: 'Failed' }), 1, 'a failed turn is counted as such');
     assert.equal(sampleValue(m, 'cairn_memory_extractions', { status: 'Running' }), 0);
     assert.equal(sampleValue(m, 'cairn_cache_entries', { cache: 'sign_bits' }), 10);
     assert.equal(sampleValue(m, 'cairn_cache_bytes', { cache: 'sign_bits' }), 300);
@@ -46,7 +46,7 @@ describe('service metrics', () => {
     const { s } = sources({ agentRunsByStatus: async () => Promise.reject(new Error('temporal is down')) });
     const m = parsePrometheusText(await serviceMetrics(s, (source) => failures.push(source)).metrics());
     assert.equal(m.get('cairn_agent_runs')!.samples.length, 0);
-    assert.equal(m.get('cairn_memory_extractions')!.samples.length, 0);
+    assert.equal(sampleValue(m, 'cairn_memory_extractions', { status: 'Completed' }), 20, 'memory extractions come from the metadata store');
     assert.equal(sampleValue(m, 'cairn_metrics_source_up', { source: 'temporal' }), 0);
     assert.equal(sampleValue(m, 'cairn_metrics_source_up', { source: 'metadata_store' }), 1);
     assert.equal(sampleValue(m, 'cairn_documents', { run: 'DONE' }), 7);
