@@ -18,3 +18,16 @@ export const badRequest = (message: string, data?: unknown) => new ApiError(400,
 export const unauthorized = (message = 'Unauthorized: missing or invalid API key or token') => new ApiError(401, message);
 export const forbidden = (message: string) => new ApiError(403, message);
 export const notFound = (message: string) => new ApiError(404, message);
+
+/**
+ * A service Cairn depends on (Temporal) cannot be reached: HTTP 503 with `Retry-After`. Nothing the request
+ * would have changed was kept, so sending it again later is safe.
+ */
+export class ServiceUnavailable extends ApiError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(503, message);
+  }
+}

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { AuthService, Principal } from '../services/auth.js';
-import { ApiError, unauthorized } from '../errors.js';
+import { ApiError, ServiceUnavailable, unauthorized } from '../errors.js';
 import { ModelError } from '../models/types.js';
 import { MAX_ERROR_MESSAGE, safeJson, sendError, sendOk } from './envelope.js';
 import { clip } from '../text/summary.js';
@@ -105,6 +105,7 @@ function errorHandler(log: Logger, render?: (status: number, message: string) =>
       log.error({ err, path: req.path, method: req.method }, 'internal error');
       failure = { status: 500, code: 500, message: 'Internal Server Error: the failure was logged' };
     }
+    if (err instanceof ServiceUnavailable) res.setHeader('Retry-After', String(err.retryAfterSeconds));
     if (!render) return sendError(res, failure.status, failure.code, failure.message, failure.data);
     res.status(failure.status).type('application/json').send(safeJson(render(failure.status, clip(failure.message, MAX_ERROR_MESSAGE))));
   };

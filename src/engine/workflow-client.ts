@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, type ConnectionLike } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
+import { ServiceUnavailable } from '../errors.js';
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type IngestRunRef, type WorkflowName } from './task-queues.js';
 import { startWorkflow, type WorkflowArgs, type Workflows } from './workflow-starts.js';
 import { AGENT_TURN_SIGNAL, type AgentRunInput, type AgentTurnSignal, type ComponentResult } from '../agents/run-types.js';
@@ -10,6 +11,14 @@ import type { ParseControl, ParseLabels } from '../services/documents.js';
 import type { DatasetIndexControl, DatasetIndexInput } from '../services/dataset-indexes.js';
 import type { DatasetIndexType } from '../store/enrichment.js';
 import type { PipelineRun } from '../pipelines/run-types.js';
+
+/** gRPC codes of a Temporal that is down or out of reach (not of a request it refused). */
+const UNREACHABLE: ReadonlySet<number> = new Set([14 /* UNAVAILABLE */, 4 /* DEADLINE_EXCEEDED */]);
+/** A restarted dev server answers within seconds. */
+const TEMPORAL_RETRY_AFTER_S = 5;
+
+/** The ids a parse run's workflow may have: `ingest-…`, or `parse-document-…` for a run started before those. */
+const parseWorkflowIds = (run: IngestRunRef) => [workflowIds.ingestDocument(run), workflowIds.parseDocument(run.id, run.run_seq)];
 
 const DATASET_INDEX_WORKFLOWS = { raptor: WORKFLOWS.raptorIndex, graph: WORKFLOWS.graphIndex } as const satisfies Record<DatasetIndexType, WorkflowName>;
 
@@ -52,22 +61,42 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
   /** The memo carries the file's and the dataset's names: the Temporal UI shows them beside the ids of the input. */
   async startParse(run: IngestRunRef, labels: ParseLabels, pipeline?: PipelineRun): Promise<void> {
     const input = { documentId: run.id, datasetId: run.dataset_id, runSeq: run.run_seq, ...(pipeline ? { pipeline } : {}) };
-    await this.startOnce(WORKFLOWS.parseDocument, workflowIds.ingestDocument(run), [input], { ...labels, dataset_id: run.dataset_id });
+    await this.reachingTemporal('start parsing', () =>
+      this.startOnce(WORKFLOWS.parseDocument, workflowIds.ingestDocument(run), [input], { ...labels, dataset_id: run.dataset_id }),
+    );
   }
 
   /**
    * Requests cancellation; the workflow marks the document CANCEL and removes partial chunks. A run started
-   * before runs were named `ingest-…` is found by its old id.
+   * before runs were named `ingest-…` is found by its old id. False when no workflow of the run is open (none
+   * was started, or it has closed): nobody will mark the document, the caller must.
    */
-  async cancelParse(run: IngestRunRef): Promise<void> {
-    for (const id of [workflowIds.ingestDocument(run), workflowIds.parseDocument(run.id, run.run_seq)]) {
+  async cancelParse(run: IngestRunRef): Promise<boolean> {
+    for (const id of parseWorkflowIds(run)) {
+      const handle = this.client.workflow.getHandle(id);
       try {
-        await this.client.workflow.getHandle(id).cancel();
-        return;
+        const { status } = await this.reachingTemporal('stop parsing', () => handle.describe());
+        if (status.name !== 'RUNNING') continue;
+        await handle.cancel();
+        return true;
       } catch (err) {
         if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
       }
     }
+    return false;
+  }
+
+  /** Whether a workflow of the run is open (a document RUNNING without one was left by a crash between its two writes). */
+  async parseOpen(run: IngestRunRef): Promise<boolean> {
+    for (const id of parseWorkflowIds(run)) {
+      try {
+        const { status } = await this.reachingTemporal('check parsing', () => this.client.workflow.getHandle(id).describe());
+        if (status.name === 'RUNNING') return true;
+      } catch (err) {
+        if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+      }
+    }
+    return false;
   }
 
   /** Starts a dataset's RAPTOR or graph job; false when one of the type is still running for the dataset. */
@@ -209,6 +238,20 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
       throw err;
+    }
+  }
+
+  /**
+   * Runs a call to Temporal; a Temporal that cannot be reached (connection refused or lost, no answer in
+   * time) becomes a 503 naming it, with Retry-After: the fault is not the caller's, and a retry may work.
+   */
+  private async reachingTemporal<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      const grpc = [err, (err as Error).cause].find(isGrpcServiceError);
+      if (!grpc || !UNREACHABLE.has(grpc.code)) throw err;
+      throw new ServiceUnavailable(`Could not ${what}: the workflow service (Temporal at ${this.connection.options.address}) cannot be reached (${grpc.details || grpc.message}); nothing was changed, try again later`, TEMPORAL_RETRY_AFTER_S);
     }
   }
 

@@ -48,7 +48,8 @@ export interface ListDatasetsInput extends ListPage<'create_time' | 'update_time
  */
 export interface DatasetCleanup extends Pick<DatasetIndexControl, 'cancelDatasetIndex' | 'waitDatasetIndex'> {
   startDeleteDatasets(datasetIds: string[]): Promise<void>;
-  cancelParse(run: IngestRunRef): Promise<void>;
+  /** Whether a workflow was there to cancel does not matter here: the documents go with the dataset. */
+  cancelParse(run: IngestRunRef): Promise<unknown>;
 }
 
 export interface HandOffOptions {

@@ -8,7 +8,7 @@ import type { Principal } from './auth.js';
 import type { DatasetService } from './datasets.js';
 import { newId } from '../ids.js';
 import { nowMs, toHttpDate, toSeconds } from '../time.js';
-import { badRequest, notFound } from '../errors.js';
+import { ServiceUnavailable, badRequest, notFound } from '../errors.js';
 import { contentTypeFor, extensionOf, isSupportedFile } from '../parsing/formats.js';
 import { deepMerge, defaultParserConfig, mergeParserConfig, type ParserConfigMethod } from '../chunking/parser-config.js';
 import { datasetBlobPrefix, documentBlobKey } from './blob-keys.js';
@@ -36,10 +36,16 @@ function chunkMethodRun(doc: DocumentRow): PipelineRun {
   return { id: '', title: `Chunk method ${doc.chunk_method}`, steps: chunkMethodPlan(doc.chunk_method, enrich), fromIndex: 0 };
 }
 
-/** Starts and cancels parse runs (the parseDocument workflow). */
+/**
+ * Starts and cancels parse runs (the parseDocument workflow). A Temporal that cannot be reached is a
+ * ServiceUnavailable (503).
+ */
 export interface ParseControl {
   startParse(run: IngestRunRef, labels: ParseLabels, pipeline?: PipelineRun): Promise<void>;
-  cancelParse(run: IngestRunRef): Promise<void>;
+  /** Requests the run's cancellation; false when no workflow of the run is open (nobody will mark the document). */
+  cancelParse(run: IngestRunRef): Promise<boolean>;
+  /** Whether a workflow of the run is open. */
+  parseOpen(run: IngestRunRef): Promise<boolean>;
 }
 
 export interface UploadedFile {
@@ -265,6 +271,10 @@ export class DocumentService {
   /**
    * Starts parsing; a document already RUNNING is reported and not started twice. Unlike deletes, any
    * unknown id is an error naming them all, and nothing starts (RAGFlow's rule).
+   *
+   * A document is marked RUNNING before its workflow starts. When the start fails (Temporal unreachable:
+   * a 503) the document is put back as it was; a document RUNNING with no open workflow (Cairn died between
+   * the two, or the put-back failed too) is started anew rather than refused. So none stays RUNNING for good.
    */
   async parse(p: Principal, datasetId: string, documentIds: string[], options: { fromStep?: string } = {}) {
     const ds = await this.datasets.get(p, datasetId);
@@ -273,18 +283,79 @@ export class DocumentService {
     const pipeline = await this.pipelineRun(ds, options.fromStep);
     const labels = pipeline ? { pipeline_title: pipeline.title, pipeline_id: pipeline.id } : {};
     let started = 0;
+    const notStarted: unknown[] = [];
     // Starting a workflow is a round trip to Temporal: start them a batch at a time, not one by one.
     await inBatches(docs, 16, async (doc) => {
-      const runSeq = await this.store.documents.beginRun(doc.id, nowMs(), pipeline?.id ?? null);
+      const runSeq = await this.beginRun(doc, pipeline?.id ?? null);
       if (runSeq === undefined) {
         errors.push(`Document ${doc.id} is already being parsed`);
         return;
       }
       const run = { id: doc.id, dataset_id: doc.dataset_id, run_seq: runSeq, pipeline_id: pipeline?.id ?? null };
-      await this.parsing.startParse(run, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline ?? chunkMethodRun(doc));
-      started++;
+      try {
+        await this.parsing.startParse(run, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline ?? chunkMethodRun(doc));
+        started++;
+      } catch (err) {
+        await this.putBack(doc, runSeq, err);
+        notStarted.push(err);
+        errors.push(`Document ${doc.id} did not start: ${(err as Error).message}`);
+      }
     });
+    // Nothing started: the request failed as a whole, with the first failure's status (503 for Temporal down).
+    if (started === 0 && notStarted.length) throw notStarted.find((e) => e instanceof ServiceUnavailable) ?? notStarted[0];
     return { success_count: started, errors };
+  }
+
+  /**
+   * Marks the document RUNNING as a new run; one RUNNING with no open workflow is taken over (its run number
+   * moves on, so a late start of the old run finds itself stale and writes nothing). Undefined when it is
+   * being parsed.
+   */
+  private async beginRun(doc: DocumentRow, pipelineId: string | null): Promise<number | undefined> {
+    const runSeq = await this.store.documents.beginRun(doc.id, nowMs(), pipelineId);
+    if (runSeq !== undefined) return runSeq;
+    const current = await this.store.documents.byId(doc.id);
+    if (!current || current.run !== 'RUNNING' || (await this.parsing.parseOpen(current))) return undefined;
+    return this.store.documents.beginRun(doc.id, nowMs(), pipelineId, current.run_seq);
+  }
+
+  /**
+   * After a workflow that did not start: the document as it was before the request (a parsed document keeps
+   * its chunks and DONE), or FAIL with the reason when it was a RUNNING one without a workflow. The run number
+   * stays moved on: a workflow that started after all (the answer was lost) finds itself stale.
+   */
+  private async putBack(before: DocumentRow, runSeq: number, err: unknown): Promise<void> {
+    const patch: DocumentPatch =
+      before.run === 'RUNNING'
+        ? { run: 'FAIL', progress_msg: `Failed: parsing could not start: ${(err as Error).message}` }
+        : { run: before.run, progress: before.progress, progress_msg: before.progress_msg, process_begin_at: before.process_begin_at, process_duration: before.process_duration };
+    await this.store.documents.updateRun(before.id, runSeq, { ...patch, pipeline_id: before.pipeline_id, update_time: nowMs() }, 'RUNNING');
+  }
+
+  /**
+   * Stops a RUNNING document's run: its workflow is cancelled and marks it CANCEL. With no open workflow
+   * (Cairn died between marking it RUNNING and starting the workflow, or the workflow was ended by hand)
+   * nobody else would, so it is marked CANCEL here, as the workflow would have: without partial chunks.
+   */
+  private async stopRun(doc: DocumentRow): Promise<void> {
+    if (await this.parsing.cancelParse(doc)) return;
+    const now = nowMs();
+    const ended = await this.store.documents.updateRun(
+      doc.id,
+      doc.run_seq,
+      {
+        run: 'CANCEL',
+        progress_msg: 'Cancelled: parsing was stopped (its workflow was not running); partial chunks were removed',
+        chunk_count: 0,
+        token_count: 0,
+        process_duration: (now - (doc.process_begin_at ?? now)) / 1000,
+        update_time: now,
+      },
+      'RUNNING',
+    );
+    if (!ended) return;
+    await this.index.deleteByDocument(doc.id);
+    await this.store.ingestionSteps.endRunning(doc.id, doc.run_seq, 'CANCEL', now, 'parsing was stopped');
   }
 
   /**
@@ -335,10 +406,12 @@ export class DocumentService {
     if (String(input.run) === '2') {
       const idle = docs.filter((d) => d.run !== 'RUNNING');
       if (idle.length) throw badRequest(`Cannot cancel a task that is not in RUNNING status: ${idle.map((d) => `${d.id} is ${d.run}`).join(', ')}`);
-      for (const doc of docs) await this.parsing.cancelParse(doc);
+      for (const doc of docs) await this.stopRun(doc);
       return;
     }
-    const running = docs.filter((d) => d.run === 'RUNNING');
+    // A RUNNING document without a workflow is not being processed: parse takes it over.
+    const running = [];
+    for (const doc of docs) if (doc.run === 'RUNNING' && (await this.parsing.parseOpen(doc))) running.push(doc);
     if (running.length) throw badRequest(`Can't ingest documents that are being processed: ${running.map((d) => d.id).join(', ')} (cancel them first with run "2")`);
     for (const [datasetId, group] of byDataset) {
       if (input.delete) for (const doc of group) await this.index.deleteByDocument(doc.id);
@@ -356,7 +429,7 @@ export class DocumentService {
         errors.push(`Can't stop parsing document ${doc.id}: it is ${doc.run}, not RUNNING`);
         continue;
       }
-      await this.parsing.cancelParse(doc);
+      await this.stopRun(doc);
       stopped++;
     }
     return { success_count: stopped, errors };

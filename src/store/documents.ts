@@ -66,10 +66,11 @@ export class DocumentRepo {
   }
 
   /**
-   * Atomically moves a document that is not RUNNING into RUNNING with a new run number.
+   * Atomically moves a document that is not RUNNING into RUNNING with a new run number; with `orphanedRun`,
+   * also one still RUNNING as that run (whose workflow is known to be gone: it is taken over).
    * Returns the run number, or undefined when the document is already running.
    */
-  async beginRun(id: string, now: number, pipelineId: string | null = null): Promise<number | undefined> {
+  async beginRun(id: string, now: number, pipelineId: string | null = null, orphanedRun?: number): Promise<number | undefined> {
     const res = await this.db
       .updateTable('documents')
       .set((eb) => ({
@@ -83,7 +84,7 @@ export class DocumentRepo {
         update_time: now,
       }))
       .where('id', '=', id)
-      .where('run', '!=', 'RUNNING')
+      .where((eb) => (orphanedRun === undefined ? eb('run', '!=', 'RUNNING') : eb.or([eb('run', '!=', 'RUNNING'), eb('run_seq', '=', orphanedRun)])))
       .returning('run_seq')
       .executeTakeFirst();
     return res?.run_seq;

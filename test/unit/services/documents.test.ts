@@ -5,6 +5,7 @@ import { MetaStore } from '../../../src/store/index.js';
 import { DatasetService } from '../../../src/services/datasets.js';
 import { DocumentService, type ParseControl } from '../../../src/services/documents.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
+import { ServiceUnavailable } from '../../../src/errors.js';
 import type { BlobStore } from '../../../src/blobs/types.js';
 import type { ChunkIndex } from '../../../src/index/chunks/chunk-index.js';
 import { openTestMetaDb, testProfiles } from '../../support/meta-store.js';
@@ -42,12 +43,22 @@ class FakeParsing implements ParseControl {
   started: { documentId: string; runSeq: number; labels: unknown }[] = [];
   cancelled: string[] = [];
   cancelledRuns: number[] = [];
+  /** Runs whose workflow is gone (as after a crash, or never started): neither open nor cancelled. */
+  gone = new Set<string>();
+  /** Set: the next starts fail with it (Temporal unreachable). */
+  startFailure: Error | undefined;
   async startParse(run: IngestRunRef, labels: unknown) {
+    if (this.startFailure) throw this.startFailure;
     this.started.push({ documentId: run.id, runSeq: run.run_seq, labels });
   }
   async cancelParse(run: IngestRunRef) {
+    if (!(await this.parseOpen(run))) return false;
     this.cancelled.push(run.id);
     this.cancelledRuns.push(run.run_seq);
+    return true;
+  }
+  async parseOpen(run: IngestRunRef) {
+    return this.started.some((s) => s.documentId === run.id && s.runSeq === run.run_seq) && !this.gone.has(`${run.id}/${run.run_seq}`);
   }
 }
 
@@ -152,6 +163,51 @@ for (const profile of testProfiles()) describe(`DocumentService: uploads, rename
     assert.equal(result.success_count, 1);
     assert.deepEqual(result.errors, [`Can't stop parsing document ${b!.id}: it is UNSTART, not RUNNING`]);
     assert.deepEqual(parsing.cancelled, [a!.id]);
+  });
+
+  it('a document RUNNING without a workflow (a crash between the two writes) is stopped to CANCEL, or started anew by parse', async () => {
+    const [a, b] = await upload('a.txt', 'b.txt');
+    // As a kill -9 right after beginRun leaves them: RUNNING, no workflow.
+    const runA = await store.documents.beginRun(a!.id, Date.now());
+    await store.documents.beginRun(b!.id, Date.now());
+    assert.deepEqual(await documents.stop(owner, datasetId, [a!.id]), { success_count: 1, errors: [] });
+    const stopped = (await documents.get(owner, datasetId, a!.id)).doc;
+    assert.equal(stopped.run, 'CANCEL');
+    assert.match(stopped.progress_msg, /^Cancelled: parsing was stopped/);
+    assert.equal(stopped.run_seq, runA);
+    assert.deepEqual(indexCalls, [`delete ${a!.id}`], 'as the workflow would: no partial chunks');
+    assert.deepEqual(parsing.cancelled, [], 'no workflow to cancel');
+
+    assert.deepEqual(await documents.parse(owner, datasetId, [b!.id]), { success_count: 1, errors: [] });
+    assert.deepEqual(parsing.started.map((r) => [r.documentId, r.runSeq]), [[b!.id, 2]], 'a new run, so a late start of run 1 is stale');
+    assert.deepEqual(await documents.parse(owner, datasetId, [b!.id]), { success_count: 0, errors: [`Document ${b!.id} is already being parsed`] }, 'its workflow is open now');
+    parsing.gone.add(`${b!.id}/2`);
+    assert.deepEqual(await documents.parse(owner, datasetId, [b!.id]), { success_count: 1, errors: [] }, 'a workflow that closed without marking it: taken over too');
+  });
+
+  it('a workflow that cannot start puts the document back as it was and fails the request with the 503, naming Temporal', async () => {
+    const [a, b] = await upload('a.txt', 'b.txt');
+    await documents.parse(owner, datasetId, [a!.id]);
+    await store.documents.updateRun(a!.id, 1, { run: 'DONE', progress: 1, progress_msg: 'Done', chunk_count: 3 });
+    const before = (await documents.get(owner, datasetId, a!.id)).doc;
+    parsing.startFailure = new ServiceUnavailable('Could not start parsing: the workflow service (Temporal at x) cannot be reached', 5);
+    await refused(documents.parse(owner, datasetId, [a!.id, b!.id]), 503, /Temporal at x\) cannot be reached/);
+    const afterA = (await documents.get(owner, datasetId, a!.id)).doc;
+    assert.deepEqual({ ...afterA, run_seq: 0, update_time: 0 }, { ...before, run_seq: 0, update_time: 0 }, 'DONE with its chunks, as before');
+    assert.equal(afterA.run_seq, 2, 'the run number moved on: a start that happened after all is stale');
+    const afterB = (await documents.get(owner, datasetId, b!.id)).doc;
+    assert.equal(afterB.run, 'UNSTART');
+    assert.equal(afterB.progress_msg, '');
+
+    // One RUNNING without a workflow whose new start fails too ends FAIL with the reason, not RUNNING again.
+    await store.documents.updateRun(b!.id, afterB.run_seq, { run: 'RUNNING' });
+    await refused(documents.parse(owner, datasetId, [b!.id]), 503, /cannot be reached/);
+    const failed = (await documents.get(owner, datasetId, b!.id)).doc;
+    assert.equal(failed.run, 'FAIL');
+    assert.match(failed.progress_msg, /^Failed: parsing could not start: Could not start parsing: .*cannot be reached/);
+
+    parsing.startFailure = undefined;
+    assert.deepEqual(await documents.parse(owner, datasetId, [a!.id, b!.id]), { success_count: 2, errors: [] }, 'both parse once Temporal is back');
   });
 
   it('deletes documents with their chunks and files, stopping a running parse, and reports unknown ids', async () => {
