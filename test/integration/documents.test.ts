@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
 import { harness } from './harness.js';
+import { startCairn, type Cairn } from '../../src/server.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { Api, newUser, eventually } from './client.js';
 import { getDoc, longText, upload, waitForRun } from './documents-helpers.js';
 import { makeDocx, makePdf } from '../fixtures/generate.js';
@@ -201,6 +207,84 @@ describe('documents over HTTP', function () {
       } finally {
         await fake.close();
       }
+    });
+
+    it('a document left RUNNING without a workflow (Cairn killed between marking it and starting it) can be stopped to CANCEL and parsed again to DONE', async () => {
+      const { store } = await storage();
+      const ds = (await api.post('/datasets', { name: 'parse-orphan' })).body.data.id;
+      const docs = (await upload(api, ds, [
+        { name: 'stopped.txt', bytes: Buffer.from('Cairns mark the trail across the moor.') },
+        { name: 'reparsed.txt', bytes: Buffer.from('Hikers add a stone to each cairn they pass.') },
+      ])).body.data;
+      // What a kill -9 right after the first write leaves: RUNNING, and no workflow was ever started.
+      for (const d of docs) assert.ok(await store.documents.beginRun(d.id, Date.now()));
+      const [stopped, reparsed] = docs.map((d: any) => d.id);
+
+      const stop = await api.post(`/datasets/${ds}/documents/stop`, { document_ids: [stopped] });
+      assert.equal(stop.status, 200, JSON.stringify(stop.body));
+      const cancelled = await getDoc(api, ds, stopped);
+      assert.equal(cancelled.run, 'CANCEL', 'marked at once: no workflow would have');
+      assert.match(cancelled.progress_msg, /^Cancelled: parsing was stopped/);
+      assert.equal((await api.post(`/datasets/${ds}/chunks`, { document_ids: [stopped] })).status, 200);
+      assert.equal((await waitForRun(api, ds, stopped)).run, 'DONE');
+
+      const parse = await api.post(`/datasets/${ds}/chunks`, { document_ids: [reparsed] });
+      assert.equal(parse.status, 200, JSON.stringify(parse.body));
+      const done = await waitForRun(api, ds, reparsed);
+      assert.equal(done.run, 'DONE', done.progress_msg);
+      assert.equal(await indexedChunks(reparsed), done.chunk_count);
+      assert.ok(done.chunk_count > 0);
+    });
+
+    describe('while Temporal cannot be reached', () => {
+      let proxy: TcpProxy;
+      let replica: Cairn;
+      let replicaDir: string;
+
+      before(async () => {
+        const h = await harness();
+        proxy = await startTcpProxy(h.temporal.address);
+        replicaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-no-temporal-'));
+        // An API process of the shared installation (its database, files, worker) reaching Temporal through the proxy.
+        replica = await startCairn({ ...h.config, dataDir: replicaDir, port: 0, temporalAddress: proxy.address, embeddedWorker: false }, { log: pino({ level: 'silent' }) });
+      });
+      after(async () => {
+        await replica?.stop();
+        await proxy?.close();
+        if (replicaDir) fs.rmSync(replicaDir, { recursive: true, force: true });
+      });
+
+      it('a parse answers 503 with Retry-After naming Temporal, leaves the documents as they were, and they parse once it is back', async () => {
+        const ds = (await api.post('/datasets', { name: 'parse-no-temporal' })).body.data.id;
+        const docs = (await upload(api, ds, [
+          { name: 'new.txt', bytes: Buffer.from('A cairn is a pile of stones.') },
+          { name: 'parsed.txt', bytes: Buffer.from('Cairns guide walkers in fog.') },
+        ])).body.data;
+        const [fresh, parsed] = docs.map((d: any) => d.id);
+        await api.post(`/datasets/${ds}/chunks`, { document_ids: [parsed] });
+        const before = await waitForRun(api, ds, parsed);
+        assert.equal(before.run, 'DONE');
+        const viaReplica = new Api(replica.url, api.key);
+
+        await proxy.down();
+        const res = await viaReplica.post(`/datasets/${ds}/chunks`, { document_ids: [fresh, parsed] });
+        assert.equal(res.status, 503, JSON.stringify(res.body));
+        assert.equal(res.body.code, 503);
+        assert.match(res.body.message, /^Could not start parsing: the workflow service \(Temporal at 127\.0\.0\.1:\d+\) cannot be reached/);
+        assert.ok(Number(res.headers.get('retry-after')) > 0, `Retry-After ${res.headers.get('retry-after')}`);
+        const stop = await viaReplica.post(`/datasets/${ds}/documents/stop`, { document_ids: [fresh] });
+        assert.equal(stop.status, 400, 'not RUNNING: nothing to stop');
+        const afterFresh = await getDoc(api, ds, fresh);
+        assert.deepEqual([afterFresh.run, afterFresh.progress], ['UNSTART', 0]);
+        const afterParsed = await getDoc(api, ds, parsed);
+        assert.deepEqual([afterParsed.run, afterParsed.chunk_count, afterParsed.progress_msg], [before.run, before.chunk_count, before.progress_msg], 'the parsed one keeps its chunks');
+        assert.equal(await indexedChunks(parsed), before.chunk_count);
+
+        await proxy.up();
+        const again = await api.post(`/datasets/${ds}/chunks`, { document_ids: [fresh, parsed] });
+        assert.equal(again.status, 200, JSON.stringify(again.body));
+        for (const id of [fresh, parsed]) assert.equal((await waitForRun(api, ds, id)).run, 'DONE');
+      });
     });
 
     it('refuses to stop a document that is not running', async () => {

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import multer from 'multer';
 import type { NextFunction, Request, Response } from 'express';
-import { route, Reply, type RouteSpec } from '../routes.js';
+import { route, Reply, type ResponseDoc, type RouteSpec } from '../routes.js';
+import { ERROR_REF } from '../openapi.js';
 import { partialReply } from '../partial.js';
 import type { DocumentService } from '../../services/documents.js';
 import { pagingParams, deleteBody, LIMITS, list, listQuery, text } from '../schemas.js';
@@ -121,6 +122,11 @@ const ingestBody = {
   },
 };
 
+/** Parse and stop talk to Temporal: when it cannot be reached nothing changes and the answer is a 503. */
+const TEMPORAL_DOWN: Record<string, ResponseDoc> = {
+  '503': { description: "Temporal (the workflow service) cannot be reached: nothing was changed; retry after the Retry-After header's seconds", content: { 'application/json': ERROR_REF } },
+};
+
 export function documentRoutes(documents: DocumentService, maxFileBytes: number): RouteSpec[] {
   const base = '/datasets/:dataset_id/documents';
   const update = (method: 'patch' | 'put') =>
@@ -130,12 +136,12 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
     });
   const parse = (path: string, summary: string) =>
     route({
-      method: 'post', path, tag: 'documents', summary, body: documentIdsBody,
+      method: 'post', path, tag: 'documents', summary, body: documentIdsBody, responses: TEMPORAL_DOWN,
       handler: async ({ principal, params, body }) => runReply(await documents.parse(principal, params.dataset_id, body.document_ids)),
     });
   const stop = (method: 'post' | 'delete', path: string, summary: string) =>
     route({
-      method, path, tag: 'documents', summary, body: documentIdsBody,
+      method, path, tag: 'documents', summary, body: documentIdsBody, responses: TEMPORAL_DOWN,
       handler: async ({ principal, params, body }) => runReply(await documents.stop(principal, params.dataset_id, body.document_ids)),
     });
   return [
@@ -191,7 +197,7 @@ export function documentRoutes(documents: DocumentService, maxFileBytes: number)
       handler: async ({ principal, params }) => documents.ingestionSummary(principal, params.dataset_id),
     }),
     route({
-      method: 'post', path: '/documents/ingest', tag: 'documents', body: ingestBody,
+      method: 'post', path: '/documents/ingest', tag: 'documents', body: ingestBody, responses: TEMPORAL_DOWN,
       summary: "RAGFlow's ingestion control: run \"1\" starts (or reruns) the documents' ingestion, through their dataset's pipeline or chunk method, \"2\" cancels it; delete removes their chunks first; from_step (Cairn) reruns a pipeline from that component, reusing the stored outputs of the steps before it",
       handler: async ({ principal, body }) => {
         await documents.ingest(principal, { docIds: body.doc_ids, run: body.run, delete: body.delete ?? false, fromStep: body.from_step });
