@@ -714,6 +714,45 @@ describe('memories over HTTP', function () {
     });
   });
 
+  describe('an embedding provider that cannot be reached', () => {
+    it('add_message answers as the chat routes do (500 naming the provider, the cause and the URL) and stores nothing in any memory; search answers the same', async () => {
+      const { api: user } = await newUser('memories-down');
+      const down = await startFakeOpenAI({ answer: answers, dims: DIMS });
+      await addModelServer(user, fake.baseUrl, { embedding: 'fake-embed' });
+      await addModelServer(user, down.baseUrl, { instance: 'down', embedding: 'down-embed', setDefault: false });
+      const reachable = await createMemory(user);
+      const unreachable = await createMemory(user, { embd_id: 'down-embed@down@OpenAI-API-Compatible' });
+      await down.close();
+      const refused = new RegExp(`^OpenAI-API-Compatible: connection refused at ${down.baseUrl.replace(/\./g, '\\.')}`);
+
+      // All or nothing: the reachable memory named first gets nothing either.
+      const add = await user.post('/messages', { memory_id: [reachable.id, unreachable.id], agent_id: 'a', session_id: 's', user_input: 'provider down', agent_response: 'noted' });
+      assertError(add, 500, refused, 'POST /messages');
+      for (const mem of [reachable, unreachable]) {
+        assert.equal((await listMessages(user, mem.id)).total_count, 0, 'nothing stored');
+        const { stored, recount } = await sizeTotals(mem.id, cairnConfig);
+        assert.deepEqual([stored.messages, recount.messages], [0, 0]);
+      }
+      assertError(await user.get('/messages/search', { query: 'provider down', memory_id: unreachable.id }), 500, refused, 'GET /messages/search');
+
+      // The same request once the memory's provider answers again: stored once.
+      const back = await startFakeOpenAI({ answer: answers, dims: DIMS });
+      try {
+        assert.equal((await user.put('/providers/OpenAI-API-Compatible/instances/down', { base_url: back.baseUrl })).status, 200);
+      } catch (err) {
+        await back.close();
+        throw err;
+      }
+      try {
+        const ok = await user.post('/messages', { memory_id: [reachable.id, unreachable.id], agent_id: 'a', session_id: 's', user_input: 'provider down', agent_response: 'noted' });
+        assert.equal(ok.status, 200, JSON.stringify(ok.body));
+        for (const mem of [reachable, unreachable]) assert.equal((await listMessages(user, mem.id)).total_count, 1);
+      } finally {
+        await back.close();
+      }
+    });
+  });
+
   describe('durability', () => {
     it('a worker killed mid-extraction: the step runs again on a new worker and each item is stored exactly once', async () => {
       const h = await harness();

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { newUser, type Api } from './client.js';
 import { upload } from './documents-helpers.js';
-import { startFakes, type Fakes, type FakeMessage } from '../fakes/index.js';
+import { startFakeOpenAI, startFakes, type Fakes, type FakeMessage } from '../fakes/index.js';
+import { addModelServer, FACTORY } from './chat-helpers.js';
 import { useFakeProviders } from './providers-helpers.js';
 
 const CORPUS = [
@@ -138,6 +139,20 @@ describe('retrieval over HTTP', () => {
     const alone = await api.post('/retrieval', { question: 'cairns', dataset_ids: [other], similarity_threshold: 0 });
     assert.equal(alone.status, 200);
     assert.equal(alone.body.data.chunks.length, 1);
+  });
+
+  it('an embedding provider that cannot be reached: 500 naming the provider, the cause and the URL, as the chat and memory routes answer', async () => {
+    const { api: user } = await newUser('retrieval-down');
+    const down = await startFakeOpenAI({ dims: 64 });
+    await addModelServer(user, down.baseUrl, { instance: 'down', embedding: 'down-embed' });
+    const dataset = (await user.post('/datasets', { name: 'down', embedding_model: `down-embed@down@${FACTORY}` })).body.data.id;
+    const doc = (await upload(user, dataset, [{ name: 'd.txt', bytes: Buffer.from('d') }])).body.data[0].id;
+    assert.equal((await user.post(`/datasets/${dataset}/documents/${doc}/chunks`, { content: 'Cairns on a provider that goes away.' })).status, 200);
+    await down.close();
+    const res = await user.post('/retrieval', { question: 'cairns', dataset_ids: [dataset] });
+    assert.equal(res.status, 500, JSON.stringify(res.body));
+    assert.equal(res.body.code, 500);
+    assert.match(res.body.message, new RegExp(`^${FACTORY}: connection refused at ${down.baseUrl.replace(/\./g, '\\.')}`));
   });
 
   it('raises a dataset with pagerank above an equal one without', async () => {
