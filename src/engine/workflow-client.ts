@@ -75,10 +75,12 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     for (const id of parseWorkflowIds(run)) {
       const handle = this.client.workflow.getHandle(id);
       try {
-        const { status } = await this.reachingTemporal('stop parsing', () => handle.describe());
-        if (status.name !== 'RUNNING') continue;
-        await handle.cancel();
-        return true;
+        const cancelled = await this.reachingTemporal('stop parsing', async () => {
+          if ((await handle.describe()).status.name !== 'RUNNING') return false;
+          await handle.cancel();
+          return true;
+        });
+        if (cancelled) return true;
       } catch (err) {
         if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
       }
