@@ -276,7 +276,7 @@ export class DocumentService {
    * a 503) the document is put back as it was; a document RUNNING with no open workflow (Cairn died between
    * the two, or the put-back failed too) is started anew rather than refused. So none stays RUNNING for good.
    */
-  async parse(p: Principal, datasetId: string, documentIds: string[], options: { fromStep?: string } = {}) {
+  async parse(p: Principal, datasetId: string, documentIds: string[], options: { fromStep?: string; removeChunks?: boolean } = {}) {
     const ds = await this.datasets.get(p, datasetId);
     const { docs, errors, missing } = await this.resolveForRun(ds.id, documentIds);
     if (missing.length) throw notFound(`Documents not found: ${missing.join(', ')}`);
@@ -292,11 +292,13 @@ export class DocumentService {
         return;
       }
       const run = { id: doc.id, dataset_id: doc.dataset_id, run_seq: runSeq, pipeline_id: pipeline?.id ?? null };
+      // Once the run is this request's: a document another request is parsing keeps its chunks.
+      if (options.removeChunks) await this.index.deleteByDocument(doc.id);
       try {
         await this.parsing.startParse(run, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline ?? chunkMethodRun(doc));
         started++;
       } catch (err) {
-        await this.putBack(doc, runSeq, err);
+        await this.putBack(doc, runSeq, err, options.removeChunks ?? false);
         notStarted.push(err);
         errors.push(`Document ${doc.id} did not start: ${(err as Error).message}`);
       }
@@ -321,13 +323,14 @@ export class DocumentService {
 
   /**
    * After a workflow that did not start: the document as it was before the request (a parsed document keeps
-   * its chunks and DONE), or FAIL with the reason when it was a RUNNING one without a workflow. The run number
-   * stays moved on: a workflow that started after all (the answer was lost) finds itself stale.
+   * its chunks and DONE), or, when it was a RUNNING one without a workflow or its chunks were removed first
+   * (ingest's `delete`), FAIL with the reason. The run number stays moved on: a workflow that started after
+   * all (the answer was lost) finds itself stale.
    */
-  private async putBack(before: DocumentRow, runSeq: number, err: unknown): Promise<void> {
+  private async putBack(before: DocumentRow, runSeq: number, err: unknown, chunksRemoved: boolean): Promise<void> {
     const patch: DocumentPatch =
-      before.run === 'RUNNING'
-        ? { run: 'FAIL', progress_msg: `Failed: parsing could not start: ${(err as Error).message}` }
+      before.run === 'RUNNING' || chunksRemoved
+        ? { run: 'FAIL', progress_msg: `Failed: parsing could not start: ${(err as Error).message}`, ...(chunksRemoved ? { chunk_count: 0, token_count: 0 } : {}) }
         : { run: before.run, progress: before.progress, progress_msg: before.progress_msg, process_begin_at: before.process_begin_at, process_duration: before.process_duration };
     await this.store.documents.updateRun(before.id, runSeq, { ...patch, pipeline_id: before.pipeline_id, update_time: nowMs() }, 'RUNNING');
   }
@@ -414,8 +417,7 @@ export class DocumentService {
     for (const doc of docs) if (doc.run === 'RUNNING' && (await this.parsing.parseOpen(doc))) running.push(doc);
     if (running.length) throw badRequest(`Can't ingest documents that are being processed: ${running.map((d) => d.id).join(', ')} (cancel them first with run "2")`);
     for (const [datasetId, group] of byDataset) {
-      if (input.delete) for (const doc of group) await this.index.deleteByDocument(doc.id);
-      await this.parse(p, datasetId, group.map((d) => d.id), { fromStep: input.fromStep });
+      await this.parse(p, datasetId, group.map((d) => d.id), { fromStep: input.fromStep, removeChunks: input.delete });
     }
   }
 

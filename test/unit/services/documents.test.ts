@@ -210,6 +210,21 @@ for (const profile of testProfiles()) describe(`DocumentService: uploads, rename
     assert.deepEqual(await documents.parse(owner, datasetId, [a!.id, b!.id]), { success_count: 2, errors: [] }, 'both parse once Temporal is back');
   });
 
+  it("ingest with delete removes a document's chunks only once its run is the request's; a start that then fails leaves it FAIL with no chunks, not DONE without them", async () => {
+    const [a] = await upload('a.txt');
+    await documents.parse(owner, datasetId, [a!.id]);
+    await store.documents.updateRun(a!.id, 1, { run: 'DONE', progress: 1, chunk_count: 3, token_count: 30 });
+    parsing.startFailure = new ServiceUnavailable('Could not start parsing: Temporal cannot be reached', 5);
+    await refused(documents.ingest(owner, { docIds: [a!.id], run: '1', delete: true }), 503, /cannot be reached/);
+    assert.deepEqual(indexCalls, [`delete ${a!.id}`]);
+    const failed = (await documents.get(owner, datasetId, a!.id)).doc;
+    assert.deepEqual([failed.run, failed.chunk_count, failed.token_count], ['FAIL', 0, 0]);
+    assert.match(failed.progress_msg, /^Failed: parsing could not start: /);
+    parsing.startFailure = undefined;
+    await documents.ingest(owner, { docIds: [a!.id], run: '1', delete: true });
+    assert.deepEqual(parsing.started.map((r) => r.runSeq), [1, 3]);
+  });
+
   it('deletes documents with their chunks and files, stopping a running parse, and reports unknown ids', async () => {
     const [a, b] = await upload('a.txt', 'b.txt');
     await documents.parse(owner, datasetId, [a!.id]);
