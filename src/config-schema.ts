@@ -136,6 +136,7 @@ export const SETTINGS = [
 
   // Parsing (in the workers)
   { name: 'CAIRN_WORKFLOW_STACK_TRACES', default: '`false`', meaning: 'answer Temporal\'s stack-trace query (the Web UI\'s "Stack Trace" tab, `temporal workflow stack`) for Cairn\'s running workflows; it records a stack trace for every promise a workflow creates, about a third of each workflow task\'s CPU, so it is off unless you are debugging a stuck workflow (see `docs/operations.md`, "Workflow stack traces")', readBy: SERVER, workersOnly: true, parse: boolean },
+  { name: 'CAIRN_WORKFLOW_DEADLOCK_DETECTION', default: '`false`', meaning: 'give every call into a workflow\'s code Temporal\'s 5 s deadlock timeout (a workflow task that runs longer fails and is retried); Node starts and joins a watchdog thread for each such call, about a third of an agent turn\'s workflow CPU and half its wall time on the workflow thread, so it is off: turn it on if a workflow may loop without end (see `docs/operations.md`, "Workflow deadlock detection")', readBy: SERVER, workersOnly: true, parse: boolean },
   { name: 'CAIRN_PARSE_PROCESSES', default: 'half the CPUs (1 to 4)', meaning: 'parser child processes per worker process (`CAIRN_PARSE_THREADS`, the old name, still works); see `docs/parsing-limits.md`', readBy: SERVER, workersOnly: true, aliases: ['CAIRN_PARSE_THREADS'], parse: integer(1) },
   { name: 'CAIRN_PARSE_MEMORY_MB', default: '`1024`', meaning: 'memory ceiling of one parser process (V8 heap limit and resident-memory watchdog); a file that needs more fails', readBy: SERVER, workersOnly: true, parse: integer(1) },
   { name: 'CAIRN_PARSE_TIMEOUT_SEC', default: '`600`', meaning: 'time ceiling of one file\'s parse; a file that takes longer fails', readBy: SERVER, workersOnly: true, parse: positiveNumber },
@@ -205,7 +206,8 @@ export function configEnv(): SettingsEnv {
 
 /**
  * Writes a setting into this process's environment, for code Cairn does not call with a Config: worker threads
- * copy process.env when they start (CAIRN_WORKFLOW_STACK_TRACES, read by the patched Temporal SDK there).
+ * copy process.env when they start (CAIRN_WORKFLOW_STACK_TRACES and CAIRN_WORKFLOW_DEADLOCK_DETECTION, read by the
+ * patched Temporal SDK there).
  */
 export function setProcessSetting(name: SettingName, value: string): void {
   process.env[name] = value;

@@ -111,6 +111,7 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
         rootDir: config.rootDir,
         roles: config.workerRoles,
         workflowStackTraces: config.workflowStackTraces,
+        workflowDeadlockDetection: config.workflowDeadlockDetection,
         parserProcesses: config.parsing.ceilings.processes,
         parserWaitingFiles: config.parsing.ceilings.waitingFiles,
         activitiesOf: (role) => roleActivities(role, deps),

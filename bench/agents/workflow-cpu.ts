@@ -1,15 +1,15 @@
 /**
- * Workflow CPU per agent turn, with and without the SDK's per-promise stack-trace hook (prints numbers; not
- * a timed test).
+ * Workflow CPU per agent turn, with and without the SDK's per-promise stack-trace hook and its per-call
+ * deadlock watchdog (prints numbers; not a timed test).
  *
- *   npx tsx bench/agents/workflow-cpu.ts [--replays 200] [--rounds 3]
+ *   npx tsx bench/agents/workflow-cpu.ts [--replays 200] [--rounds 3] [--canvas-kb 0]
  *
  * Replays a recorded agent turn (test/fixtures/histories/agent-run-v1-done.json: Begin → LLM → Message) through
- * the SDK's replay worker, on Cairn's workflow bundle, `replays` times per measurement, alternating
- * CAIRN_WORKFLOW_STACK_TRACES=true and false for `rounds` rounds, each measurement in a process of its own
+ * the SDK's replay worker, on Cairn's workflow bundle, `replays` times per measurement, taking each of the
+ * settings in CONFIGS in turn for `rounds` rounds, each measurement in a process of its own
  * (after a warm-up of 10 replays there). CPU time is the process's (every thread), so it is the cost of
  * running the turn's workflow code and the SDK around it, without a server or network, and it holds under
- * other load better than wall time. docs/operations.md, "Workflow stack traces".
+ * other load better than wall time. docs/operations.md, "Workflow stack traces" and "Workflow deadlock detection".
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,15 +26,41 @@ import { setProcessSetting } from '../../src/config-schema.js';
 const rootDir = path.resolve(new URL('../..', import.meta.url).pathname);
 const replays = Number(argument('replays', '200'));
 const rounds = Number(argument('rounds', '3'));
-const history = historyFromJSON(JSON.parse(fs.readFileSync(path.join(rootDir, 'test/fixtures/histories/agent-run-v1-done.json'), 'utf8')));
+const canvasKb = Number(argument('canvas-kb', '0'));
+const history = historyFromJSON(withCanvasOf(JSON.parse(fs.readFileSync(path.join(rootDir, 'test/fixtures/histories/agent-run-v1-done.json'), 'utf8')), canvasKb));
+
+/**
+ * The recorded turn with its canvas grown to about `kb` KB (0: as recorded) by components no path reaches, each an
+ * LLM with a 1 KB system prompt: real canvases (RAGFlow's templates: 10–30 KB) travel whole in the turn's input
+ * and in its end (agentFinishTurn), and the walk and the commands stay those of the recorded turn.
+ */
+function withCanvasOf(json: { events: { workflowExecutionStartedEventAttributes?: { input: { payloads: { data: string }[] } } }[] }, kb: number) {
+  if (!kb) return json;
+  const payload = json.events[0]!.workflowExecutionStartedEventAttributes!.input.payloads[0]!;
+  const input = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
+  const prompt = 'Answer as the support desk would, citing the knowledge base; é ü → ✓. '.repeat(15);
+  for (let i = 0; JSON.stringify(input).length < kb * 1024; i++) {
+    input.canvas.components[`pad:${i}`] = { obj: { component_name: 'LLM', params: { sys_prompt: prompt, prompts: [{ role: 'user', content: '{sys.query}' }] } }, downstream: [], upstream: [] };
+  }
+  payload.data = Buffer.from(JSON.stringify(input)).toString('base64');
+  return json;
+}
 
 async function* copies(count: number) {
   for (let i = 0; i < count; i++) yield { workflowId: `turn-${i}`, history };
 }
 
+/** The workflow-thread settings compared (each patched into @temporalio/worker; docs/operations.md). */
+const CONFIGS = {
+  'stack traces on (CAIRN_WORKFLOW_STACK_TRACES=true)': { CAIRN_WORKFLOW_STACK_TRACES: 'true', CAIRN_WORKFLOW_DEADLOCK_DETECTION: 'false' },
+  'deadlock detection on (CAIRN_WORKFLOW_DEADLOCK_DETECTION=true)': { CAIRN_WORKFLOW_STACK_TRACES: 'false', CAIRN_WORKFLOW_DEADLOCK_DETECTION: 'true' },
+  'both on (the SDK unpatched)': { CAIRN_WORKFLOW_STACK_TRACES: 'true', CAIRN_WORKFLOW_DEADLOCK_DETECTION: 'true' },
+  'both off (the defaults)': { CAIRN_WORKFLOW_STACK_TRACES: 'false', CAIRN_WORKFLOW_DEADLOCK_DETECTION: 'false' },
+} as const;
+type ConfigName = keyof typeof CONFIGS;
+
 /** CPU ms and wall ms per replayed turn. */
-async function measure(stackTraces: boolean, count: number): Promise<{ cpu: number; wall: number }> {
-  setProcessSetting('CAIRN_WORKFLOW_STACK_TRACES', String(stackTraces));
+async function measure(count: number): Promise<{ cpu: number; wall: number }> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: workflowBundlePath(rootDir) } }, copies(count))) {
@@ -44,34 +70,37 @@ async function measure(stackTraces: boolean, count: number): Promise<{ cpu: numb
   return { cpu: (cpu.user + cpu.system) / 1000 / count, wall: (performance.now() - t0) / count };
 }
 
-/** One measurement in a process of its own: the SDK's threads read the setting once per process. */
-function measureInChild(stackTraces: boolean): { cpu: number; wall: number } {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(stackTraces), '--replays', String(replays)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+/** One measurement in a process of its own: the SDK's threads read the settings once per process. */
+function measureInChild(config: ConfigName): { cpu: number; wall: number } {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', config, '--replays', String(replays), '--canvas-kb', String(canvasKb)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(out.trim().split('\n').pop()!);
 }
 
-const child = argument('child', '');
+const child = argument('child', '') as ConfigName | '';
 if (child) {
+  for (const [name, value] of Object.entries(CONFIGS[child])) setProcessSetting(name as keyof (typeof CONFIGS)[ConfigName], value);
   installRuntimeOnce();
-  await measure(child === 'true', 10); // warm-up: the bundle read and compiled once
-  console.log(JSON.stringify(await measure(child === 'true', replays)));
+  await measure(10); // warm-up: the bundle read and compiled once
+  console.log(JSON.stringify(await measure(replays)));
   process.exit(0);
 }
 
-const results: Record<'on' | 'off', { cpu: number[]; wall: number[] }> = { on: { cpu: [], wall: [] }, off: { cpu: [], wall: [] } };
+const names = Object.keys(CONFIGS) as ConfigName[];
+const results = Object.fromEntries(names.map((n) => [n, { cpu: [] as number[], wall: [] as number[] }])) as Record<ConfigName, { cpu: number[]; wall: number[] }>;
 for (let r = 0; r < rounds; r++) {
-  for (const on of [true, false]) {
-    const m = measureInChild(on);
-    results[on ? 'on' : 'off'].cpu.push(m.cpu);
-    results[on ? 'on' : 'off'].wall.push(m.wall);
+  for (const name of names) {
+    const m = measureInChild(name);
+    results[name].cpu.push(m.cpu);
+    results[name].wall.push(m.wall);
   }
 }
 const fmt = (v: number) => v.toFixed(2).padStart(6);
-console.log(`agent turn replayed ${replays}× per measurement, ${rounds} rounds; ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
-console.log('stack-trace hook                      | CPU ms per turn, median (min) | wall ms per turn, median');
-for (const key of ['on', 'off'] as const) {
-  const m = results[key];
-  console.log(`${key === 'on' ? 'on  (CAIRN_WORKFLOW_STACK_TRACES=true)' : 'off (the default)                    '} | ${fmt(percentile(m.cpu, 50))} (${fmt(Math.min(...m.cpu))})               | ${fmt(percentile(m.wall, 50))}`);
+const width = Math.max(...names.map((n) => n.length));
+console.log(`agent turn (canvas ${canvasKb ? `grown to ${canvasKb} KB` : 'as recorded, 1 KB'}) replayed ${replays}× per measurement, ${rounds} rounds; ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
+console.log(`${'workflow thread settings'.padEnd(width)} | CPU ms per turn, median (min) | wall ms per turn, median`);
+for (const name of names) {
+  const m = results[name];
+  console.log(`${name.padEnd(width)} | ${fmt(percentile(m.cpu, 50))} (${fmt(Math.min(...m.cpu))})               | ${fmt(percentile(m.wall, 50))}`);
 }
-const saved = 1 - percentile(results.off.cpu, 50) / percentile(results.on.cpu, 50);
-console.log(`off saves ${(saved * 100).toFixed(0)}% of a turn's workflow CPU`);
+const defaults = percentile(results['both off (the defaults)'].cpu, 50);
+console.log(`the defaults save ${((1 - defaults / percentile(results['both on (the SDK unpatched)'].cpu, 50)) * 100).toFixed(0)}% of a turn's workflow CPU against the SDK unpatched`);

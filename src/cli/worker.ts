@@ -25,6 +25,7 @@ export async function runWorkerOnly(config: Config): Promise<WorkerOnly> {
     rootDir: config.rootDir,
     roles: config.workerRoles,
     workflowStackTraces: config.workflowStackTraces,
+    workflowDeadlockDetection: config.workflowDeadlockDetection,
     parserProcesses: config.parsing.ceilings.processes,
     parserWaitingFiles: config.parsing.ceilings.waitingFiles,
     activitiesOf: (role) => roleActivities(role, backends),

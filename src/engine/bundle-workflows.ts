@@ -21,8 +21,11 @@ export async function writeWorkflowBundle(rootDir: string): Promise<string> {
   return out;
 }
 
-/** Folders and files whose code goes into the bundle: the workflows and the pure modules they import. */
-export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events', 'src/enrichment', 'src/pipelines', 'src/engine/task-queues.ts', 'src/records.ts'];
+/**
+ * Folders and files whose code goes into the bundle: the workflows and the pure modules they import, and Cairn's
+ * patches of the SDK packages bundled with them (patches/: a changed patch, applied at npm install, changes the bundle).
+ */
+export const WORKFLOW_SOURCE_DIRS = ['workflows', 'src/agents', 'src/events', 'src/enrichment', 'src/pipelines', 'src/engine/task-queues.ts', 'src/records.ts', 'patches'];
 
 function sourceFiles(at: string): string[] {
   if (!fs.existsSync(at)) return [];

@@ -44,14 +44,18 @@ export function installRuntimeOnce(): void {
 }
 
 /**
- * Whether the SDK's workflow threads record a stack trace for every promise (Temporal's stack-trace query).
- * Cairn patches @temporalio/worker (patches/, applied by patch-package at npm install) to install that promise
- * hook only when CAIRN_WORKFLOW_STACK_TRACES is "true" in the thread's environment: the SDK's threads copy
- * the environment when they are created, so the choice is written there (setProcessSetting) before Worker.create. The hook cost ~35% of
- * a replayed agent turn's CPU here (docs/operations.md, "Workflow stack traces").
+ * Two choices for the SDK's workflow threads, each made by a patch of @temporalio/worker (patches/, applied by
+ * patch-package at npm install) that reads the thread's environment: the SDK's threads copy the environment when
+ * they are created, so the choices are written there (setProcessSetting) before Worker.create.
+ * - CAIRN_WORKFLOW_STACK_TRACES: record a stack trace for every promise (Temporal's stack-trace query); the
+ *   hook cost ~35% of a replayed agent turn's CPU here.
+ * - CAIRN_WORKFLOW_DEADLOCK_DETECTION: pass the SDK's deadlock timeout to each call into workflow code; Node
+ *   starts and joins a watchdog thread per call, ~35% of a turn's CPU and half its wall time on the thread.
+ * docs/operations.md, "Workflow stack traces" and "Workflow deadlock detection".
  */
-function chooseWorkflowStackTraces(enabled: boolean): void {
-  setProcessSetting('CAIRN_WORKFLOW_STACK_TRACES', String(enabled));
+function chooseWorkflowThreadSettings(opts: { stackTraces: boolean; deadlockDetection: boolean }): void {
+  setProcessSetting('CAIRN_WORKFLOW_STACK_TRACES', String(opts.stackTraces));
+  setProcessSetting('CAIRN_WORKFLOW_DEADLOCK_DETECTION', String(opts.deadlockDetection));
 }
 
 /**
@@ -74,10 +78,12 @@ export async function startWorker(opts: {
   onFatal?: (err: unknown) => void;
   /** CAIRN_WORKFLOW_STACK_TRACES: the stack-trace query, at ~a third of each workflow task's CPU. */
   workflowStackTraces?: boolean;
+  /** CAIRN_WORKFLOW_DEADLOCK_DETECTION: the SDK's 5 s deadlock timeout, at ~a third of each workflow task's CPU. */
+  workflowDeadlockDetection?: boolean;
 }): Promise<RunningWorkflowWorker> {
   installRuntimeOnce();
   const workflows = opts.workflows ?? true;
-  chooseWorkflowStackTraces(opts.workflowStackTraces ?? false);
+  chooseWorkflowThreadSettings({ stackTraces: opts.workflowStackTraces ?? false, deadlockDetection: opts.workflowDeadlockDetection ?? false });
   if (workflows) await ensureWorkflowBundle(opts.rootDir);
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
