@@ -41,7 +41,7 @@ export interface Config {
   workerRoles: WorkerRole[];
   /** Temporal's workflow stack-trace query on this process's workers (CAIRN_WORKFLOW_STACK_TRACES); off saves CPU. */
   workflowStackTraces: boolean;
-  /** Temporal's deadlock timeout on every call into workflow code (CAIRN_WORKFLOW_DEADLOCK_DETECTION); off saves CPU. */
+  /** Temporal's deadlock timeout on every call into workflow code (CAIRN_WORKFLOW_DEADLOCK_DETECTION); on unless turned off. */
   workflowDeadlockDetection: boolean;
   /** Largest JSON body accepted, in bytes. */
   jsonLimit: number;
@@ -130,7 +130,7 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     embeddedWorker: read('CAIRN_EMBEDDED_WORKER') ?? true,
     workerRoles: read('CAIRN_WORKER_QUEUES') ?? [...WORKER_ROLES],
     workflowStackTraces: read('CAIRN_WORKFLOW_STACK_TRACES') ?? false,
-    workflowDeadlockDetection: read('CAIRN_WORKFLOW_DEADLOCK_DETECTION') ?? false,
+    workflowDeadlockDetection: read('CAIRN_WORKFLOW_DEADLOCK_DETECTION') ?? true,
     jsonLimit: read('CAIRN_JSON_LIMIT') ?? 1024 * 1024,
     uploadLimit: read('CAIRN_UPLOAD_LIMIT') ?? 100 * 1024 * 1024,
     minPasswordLength: read('CAIRN_MIN_PASSWORD_LENGTH') ?? 8,

@@ -83,7 +83,7 @@ export async function startWorker(opts: {
 }): Promise<RunningWorkflowWorker> {
   installRuntimeOnce();
   const workflows = opts.workflows ?? true;
-  chooseWorkflowThreadSettings({ stackTraces: opts.workflowStackTraces ?? false, deadlockDetection: opts.workflowDeadlockDetection ?? false });
+  chooseWorkflowThreadSettings({ stackTraces: opts.workflowStackTraces ?? false, deadlockDetection: opts.workflowDeadlockDetection ?? true });
   if (workflows) await ensureWorkflowBundle(opts.rootDir);
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
