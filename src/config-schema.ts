@@ -106,6 +106,7 @@ export const SETTINGS = [
   { name: 'PORT', default: '`9380`', meaning: 'HTTP port (0 = any free port)', readBy: ['start'], parse: port },
   { name: 'CAIRN_JSON_LIMIT', default: '`1048576`', meaning: 'largest JSON body in bytes (larger: 413)', readBy: ['start'], parse: integer(1) },
   { name: 'CAIRN_UPLOAD_LIMIT', default: '`104857600`', meaning: 'largest uploaded file in bytes', readBy: ['start'], parse: integer(1) },
+  { name: 'CAIRN_ORPHANED_RUN_AGE_SEC', default: '`300`', meaning: 'a document still `RUNNING` with no open parse workflow (Cairn stopped between marking it and starting its workflow) whose row has not changed for this long is parsed anew by the API, checked every minute (every half of it when shorter); the age keeps a parse another API replica is starting out of reach (see `docs/operations.md`, "No document stays RUNNING without a workflow")', readBy: ['start'], parse: integer(1) },
   { name: 'CAIRN_JWT_SECRET', default: 'unset', meaning: 'key that signs login tokens (at least 32 bytes), the same for every API replica; unset: created once, in the data dir\'s `jwt-secret` file (SQLite) or in the database\'s `settings` table (PostgreSQL)', readBy: ['start'], shared: true },
   { name: 'LOG_LEVEL', default: '`info`', meaning: 'pino log level; one JSON line per request with its timing (and retrieval stage timings)', readBy: ['start', 'mcp'], parse: oneOf(LOG_LEVELS) },
 

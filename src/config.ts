@@ -47,6 +47,8 @@ export interface Config {
   jsonLimit: number;
   /** Largest single uploaded file, in bytes. */
   uploadLimit: number;
+  /** Seconds a document RUNNING without a workflow stays unchanged before the API parses it anew (CAIRN_ORPHANED_RUN_AGE_SEC). */
+  orphanedRunAgeSec: number;
   /** Shortest password accepted at sign-up and password changes (CAIRN_MIN_PASSWORD_LENGTH). */
   minPasswordLength: number;
   /** Every outbound URL (Invoke, MCP servers, model providers) may reach private, loopback and link-local addresses (SSRF guard off). */
@@ -133,6 +135,7 @@ export function loadConfig(env: SettingsEnv = configEnv()): Config {
     workflowDeadlockDetection: read('CAIRN_WORKFLOW_DEADLOCK_DETECTION') ?? true,
     jsonLimit: read('CAIRN_JSON_LIMIT') ?? 1024 * 1024,
     uploadLimit: read('CAIRN_UPLOAD_LIMIT') ?? 100 * 1024 * 1024,
+    orphanedRunAgeSec: read('CAIRN_ORPHANED_RUN_AGE_SEC') ?? 300,
     minPasswordLength: read('CAIRN_MIN_PASSWORD_LENGTH') ?? 8,
     allowPrivateUrls: read('CAIRN_ALLOW_PRIVATE_URLS') ?? false,
     privateUrlAllowList: read('CAIRN_PRIVATE_URL_ALLOWLIST') ?? [...DEFAULT_PRIVATE_URL_ALLOWLIST],

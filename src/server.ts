@@ -46,6 +46,7 @@ import { memoryRoutes } from './api/routers/memories.js';
 import { mcpServerRoutes } from './api/routers/mcp-servers.js';
 import { metricsRoutes } from './api/routers/metrics.js';
 import { LOG_RETENTION } from './events/types.js';
+import { startOrphanedRunRepair } from './services/orphaned-runs.js';
 
 export interface Cairn {
   url: string;
@@ -131,6 +132,8 @@ export async function startCairn(config: Config, options: { log?: Logger } = {})
     const purge = setInterval(() => void deps.events.purgeLogs(LOG_RETENTION).catch(() => undefined), 10 * 60 * 1000);
     purge.unref();
     cleanups.push(async () => clearInterval(purge));
+    // Documents a crash left RUNNING without a workflow are parsed anew once old enough (docs/operations.md).
+    cleanups.push(startOrphanedRunRepair(documents, config.orphanedRunAgeSec, log));
 
     const agentSchedules = new AgentScheduleService(store, agents, new TemporalAgentSchedules(() => workflows.client, config.taskQueue));
     const routes: RouteSpec[] = [];

@@ -70,6 +70,12 @@ export interface UpdateDocumentInput {
 
 const MAX_NAME_BYTES = 255;
 
+/** Where a pass of restartOrphaned stopped: the last row it read. */
+export interface OrphanCursor {
+  update_time: number;
+  id: string;
+}
+
 export class DocumentService {
   constructor(
     private readonly store: MetaStore,
@@ -281,7 +287,6 @@ export class DocumentService {
     const { docs, errors, missing } = await this.resolveForRun(ds.id, documentIds);
     if (missing.length) throw notFound(`Documents not found: ${missing.join(', ')}`);
     const pipeline = await this.pipelineRun(ds, options.fromStep);
-    const labels = pipeline ? { pipeline_title: pipeline.title, pipeline_id: pipeline.id } : {};
     let started = 0;
     const notStarted: unknown[] = [];
     // Starting a workflow is a round trip to Temporal: start them a batch at a time, not one by one.
@@ -291,14 +296,10 @@ export class DocumentService {
         errors.push(`Document ${doc.id} is already being parsed`);
         return;
       }
-      const run = { id: doc.id, dataset_id: doc.dataset_id, run_seq: runSeq, pipeline_id: pipeline?.id ?? null };
-      // Once the run is this request's: a document another request is parsing keeps its chunks.
-      if (options.removeChunks) await this.index.deleteByDocument(doc.id);
-      try {
-        await this.parsing.startParse(run, { document_name: doc.name, dataset_name: ds.name, ...labels }, pipeline ?? chunkMethodRun(doc));
+      const err = await this.startRun(ds, doc, runSeq, pipeline, options.removeChunks ?? false);
+      if (err === undefined) {
         started++;
-      } catch (err) {
-        await this.putBack(doc, runSeq, err, options.removeChunks ?? false);
+      } else {
         notStarted.push(err);
         errors.push(`Document ${doc.id} did not start: ${(err as Error).message}`);
       }
@@ -306,6 +307,57 @@ export class DocumentService {
     // Nothing started: the request failed as a whole, with the first failure's status (503 for Temporal down).
     if (started === 0 && notStarted.length) throw notStarted.find((e) => e instanceof ServiceUnavailable) ?? notStarted[0];
     return { success_count: started, errors };
+  }
+
+  /**
+   * Starts run `runSeq` of the document (already marked RUNNING as it). When the workflow cannot start the
+   * document is put back (putBack) and the error returned.
+   */
+  private async startRun(ds: DatasetRow, doc: DocumentRow, runSeq: number, pipeline: PipelineRun | undefined, removeChunks: boolean): Promise<unknown> {
+    const run = { id: doc.id, dataset_id: doc.dataset_id, run_seq: runSeq, pipeline_id: pipeline?.id ?? null };
+    const labels = { document_name: doc.name, dataset_name: ds.name, ...(pipeline ? { pipeline_title: pipeline.title, pipeline_id: pipeline.id } : {}) };
+    // Once the run is this request's: a document another request is parsing keeps its chunks.
+    if (removeChunks) await this.index.deleteByDocument(doc.id);
+    try {
+      await this.parsing.startParse(run, labels, pipeline ?? chunkMethodRun(doc));
+      return undefined;
+    } catch (err) {
+      await this.putBack(doc, runSeq, err, removeChunks);
+      return err;
+    }
+  }
+
+  /**
+   * Parses anew each document still RUNNING with no open workflow whose row has not changed since
+   * `updatedBefore` (Cairn died between parse's two writes), as a re-parse would, without waiting for someone
+   * to stop or re-parse it; one whose dataset's pipeline is gone ends FAIL with the reason. At most `limit`
+   * rows after the cursor `after`; returns what it did and the cursor of the last row read (none: the end).
+   * Only old rows: a request between its two writes never is (docs/operations.md, "No document stays RUNNING…").
+   */
+  async restartOrphaned(updatedBefore: number, limit: number, after?: OrphanCursor): Promise<{ restarted: string[]; failed: string[]; last?: OrphanCursor }> {
+    const rows = await this.store.documents.runningUnchangedSince(updatedBefore, limit, after);
+    const restarted: string[] = [];
+    const failed: string[] = [];
+    for (const doc of rows) {
+      if (await this.parsing.parseOpen(doc)) continue;
+      // A dataset being deleted takes its documents with it.
+      const ds = await this.store.datasets.byId(doc.dataset_id);
+      if (!ds) continue;
+      let pipeline: PipelineRun | undefined;
+      try {
+        pipeline = await this.pipelineRun(ds);
+      } catch (err) {
+        const progress_msg = `Failed: parsing was interrupted (Cairn stopped before its workflow started) and could not start again: ${(err as Error).message}`;
+        if (await this.store.documents.updateRun(doc.id, doc.run_seq, { run: 'FAIL', progress_msg, update_time: nowMs() }, 'RUNNING')) failed.push(doc.id);
+        continue;
+      }
+      const runSeq = await this.store.documents.takeOverRun(doc.id, nowMs(), pipeline?.id ?? null, doc.run_seq);
+      if (runSeq === undefined) continue; // ended, or taken over by someone else, since it was read
+      if ((await this.startRun(ds, doc, runSeq, pipeline, false)) === undefined) restarted.push(doc.id);
+      else failed.push(doc.id);
+    }
+    const lastRow = rows.length === limit ? rows[rows.length - 1] : undefined;
+    return { restarted, failed, last: lastRow && { update_time: lastRow.update_time, id: lastRow.id } };
   }
 
   /**

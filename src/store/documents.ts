@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { type Expression, type ExpressionBuilder, type Insertable, type Kysely, type Selectable, type SqlBool, type Updateable } from 'kysely';
 import type { Database, DocumentsTable } from './schema.js';
 import { containsText, countAndPage, type PageQuery } from './paging.js';
 
@@ -70,7 +70,31 @@ export class DocumentRepo {
    * also one still RUNNING as that run (whose workflow is known to be gone: it is taken over).
    * Returns the run number, or undefined when the document is already running.
    */
-  async beginRun(id: string, now: number, pipelineId: string | null = null, orphanedRun?: number): Promise<number | undefined> {
+  beginRun(id: string, now: number, pipelineId: string | null = null, orphanedRun?: number): Promise<number | undefined> {
+    return this.startRun(id, now, pipelineId, (eb) =>
+      orphanedRun === undefined ? eb('run', '!=', 'RUNNING') : eb.or([eb('run', '!=', 'RUNNING'), eb('run_seq', '=', orphanedRun)]),
+    );
+  }
+
+  /**
+   * Takes over a run found orphaned: a new run number only while the document is still RUNNING as that run
+   * (not when it ended meanwhile, nor when someone else took it over). Undefined otherwise.
+   */
+  takeOverRun(id: string, now: number, pipelineId: string | null, orphanedRun: number): Promise<number | undefined> {
+    return this.startRun(id, now, pipelineId, (eb) => eb.and([eb('run', '=', 'RUNNING'), eb('run_seq', '=', orphanedRun)]));
+  }
+
+  /**
+   * RUNNING documents whose row has not changed since `updatedBefore`, oldest first, after `after` (a cursor
+   * of update_time and id), at most `limit`: candidates for orphaned runs (index documents_run_updated).
+   */
+  runningUnchangedSince(updatedBefore: number, limit: number, after?: { update_time: number; id: string }): Promise<DocumentRow[]> {
+    let q = this.db.selectFrom('documents').selectAll().where('run', '=', 'RUNNING').where('update_time', '<', updatedBefore);
+    if (after) q = q.where((eb) => eb.or([eb('update_time', '>', after.update_time), eb.and([eb('update_time', '=', after.update_time), eb('id', '>', after.id)])]));
+    return q.orderBy('update_time').orderBy('id').limit(limit).execute();
+  }
+
+  private async startRun(id: string, now: number, pipelineId: string | null, allowed: (eb: ExpressionBuilder<Database, 'documents'>) => Expression<SqlBool>): Promise<number | undefined> {
     const res = await this.db
       .updateTable('documents')
       .set((eb) => ({
@@ -84,7 +108,7 @@ export class DocumentRepo {
         update_time: now,
       }))
       .where('id', '=', id)
-      .where((eb) => (orphanedRun === undefined ? eb('run', '!=', 'RUNNING') : eb.or([eb('run', '!=', 'RUNNING'), eb('run_seq', '=', orphanedRun)])))
+      .where(allowed)
       .returning('run_seq')
       .executeTakeFirst();
     return res?.run_seq;

@@ -656,6 +656,13 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0023_documents_run_updated_index': {
+    async up(db: Kysely<any>) {
+      // The orphaned-run repair reads RUNNING rows unchanged for a while, oldest first, a page at a time
+      // (src/services/orphaned-runs.ts): a range of this index, however many documents wait to be parsed.
+      await db.schema.createIndex('documents_run_updated').on('documents').columns(['run', 'update_time', 'id']).execute();
+    },
+  },
 };
 
 /** Names of every migration, in the order they apply. */

@@ -185,6 +185,37 @@ for (const profile of testProfiles()) describe(`DocumentService: uploads, rename
     assert.deepEqual(await documents.parse(owner, datasetId, [b!.id]), { success_count: 1, errors: [] }, 'a workflow that closed without marking it: taken over too');
   });
 
+  it('the orphaned-run repair parses anew only RUNNING rows unchanged for the age with no open workflow, a page at a time', async () => {
+    const [orphan, open, young, idle, second] = await upload('orphan.txt', 'open.txt', 'young.txt', 'idle.txt', 'second.txt');
+    const old = Date.now() - 10 * 60 * 1000;
+    // As a kill -9 right after beginRun leaves them, ten minutes ago (and one just now).
+    await store.documents.beginRun(orphan!.id, old);
+    await store.documents.beginRun(second!.id, old + 1);
+    await store.documents.beginRun(young!.id, Date.now());
+    // Parsed by its workflow, which has written nothing for ten minutes (a long wait for a parser).
+    await documents.parse(owner, datasetId, [open!.id]);
+    await store.documents.update(open!.id, { update_time: old });
+    const updatedBefore = Date.now() - 5 * 60 * 1000;
+
+    const first = await documents.restartOrphaned(updatedBefore, 2);
+    assert.deepEqual(first.restarted, [orphan!.id], 'the open one is checked and left alone');
+    assert.deepEqual(first.failed, []);
+    assert.ok(first.last, 'a full page: the next pass goes on after it');
+    const next = await documents.restartOrphaned(updatedBefore, 2, first.last);
+    assert.deepEqual(next.restarted, [second!.id]);
+    assert.equal(next.last, undefined, 'the end: the next pass starts over');
+
+    assert.deepEqual(parsing.started.map((r) => [r.documentId, r.runSeq]), [[open!.id, 1], [orphan!.id, 2], [second!.id, 2]], 'new runs, so a late start of run 1 is stale');
+    const repaired = (await documents.get(owner, datasetId, orphan!.id)).doc;
+    assert.equal(repaired.run, 'RUNNING');
+    assert.equal(repaired.progress_msg, 'Queued for parsing');
+    assert.equal((await documents.get(owner, datasetId, young!.id)).doc.run_seq, 1, 'a young row may be a request between its two writes: untouched');
+    assert.equal((await documents.get(owner, datasetId, idle!.id)).doc.run, 'UNSTART');
+    assert.deepEqual(await documents.restartOrphaned(updatedBefore, 2), { restarted: [], failed: [], last: undefined }, 'a restarted row is young again');
+    await store.documents.updateRun(orphan!.id, 2, { run: 'DONE' });
+    assert.equal(await store.documents.takeOverRun(orphan!.id, Date.now(), null, 2), undefined, 'a run that ended since it was read is not taken over');
+  });
+
   it('a workflow that cannot start puts the document back as it was and fails the request with the 503, naming Temporal', async () => {
     const [a, b] = await upload('a.txt', 'b.txt');
     await documents.parse(owner, datasetId, [a!.id]);
