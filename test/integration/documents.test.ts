@@ -236,6 +236,28 @@ describe('documents over HTTP', function () {
       assert.ok(done.chunk_count > 0);
     });
 
+    it('a document left RUNNING without a workflow ends DONE with no user action once unchanged for CAIRN_ORPHANED_RUN_AGE_SEC', async () => {
+      const h = await harness();
+      const { store } = await storage();
+      const ds = (await api.post('/datasets', { name: 'parse-orphan-repair' })).body.data.id;
+      const [doc] = (await upload(api, ds, [{ name: 'forgotten.txt', bytes: Buffer.from('A cairn left alone still marks the way.') }])).body.data;
+      // What a kill -9 right after the first write left, seconds ago: RUNNING, no workflow ever started. Older
+      // than the replica's age, younger than the default 300 s of the shared Cairn (which leaves it alone).
+      assert.ok(await store.documents.beginRun(doc.id, Date.now() - 5_000));
+      const replicaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-orphan-repair-'));
+      // An API process of the shared installation with a short age: its repair passes run every second.
+      const replica = await startCairn({ ...h.config, dataDir: replicaDir, port: 0, embeddedWorker: false, orphanedRunAgeSec: 2 }, { log: pino({ level: 'silent' }) });
+      try {
+        const done = await waitForRun(api, ds, doc.id, ['DONE', 'FAIL', 'CANCEL'], 60_000);
+        assert.equal(done.run, 'DONE', done.progress_msg);
+        assert.ok(done.chunk_count > 0);
+        assert.equal(await indexedChunks(doc.id), done.chunk_count);
+      } finally {
+        await replica.stop();
+        fs.rmSync(replicaDir, { recursive: true, force: true });
+      }
+    });
+
     describe('while Temporal cannot be reached', () => {
       let proxy: TcpProxy;
       let replica: Cairn;
