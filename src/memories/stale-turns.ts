@@ -29,9 +29,12 @@ export function isStaleTurn(items: Pick<MemoryMessage, 'message_type' | 'invalid
   return facts.length > 0 && facts.every((f) => !isCurrent(f, now));
 }
 
-/** The ids of the stale turns among `messages` (raw ones only are looked at), at `now`. */
+/** The ids of the stale turns among `messages` (raw ones only are looked at), at `now`: one lookup per memory. */
 export async function staleTurns(index: MemoryIndex, messages: MemoryMessage[], now: number): Promise<Set<number>> {
-  const raws = messages.filter((m) => m.message_type === 'raw');
-  const stale = await Promise.all(raws.map(async (m) => isStaleTurn(await index.itemsOf(m.memory_id, m.message_id), now)));
-  return new Set(raws.filter((_, i) => stale[i]).map((m) => m.message_id));
+  const rawIds = new Map<string, number[]>();
+  for (const m of messages) if (m.message_type === 'raw') rawIds.set(m.memory_id, [...(rawIds.get(m.memory_id) ?? []), m.message_id]);
+  const itemsBySource = new Map<number, MemoryMessage[]>();
+  const found = await Promise.all([...rawIds].map(([memoryId, ids]) => index.itemsOf(memoryId, ids)));
+  for (const item of found.flat()) itemsBySource.set(item.source_id, [...(itemsBySource.get(item.source_id) ?? []), item]);
+  return new Set([...rawIds.values()].flat().filter((id) => isStaleTurn(itemsBySource.get(id) ?? [], now)));
 }
