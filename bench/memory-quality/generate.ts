@@ -25,6 +25,8 @@ export interface SetTurn {
   valid_at: number;
   /** What a perfect extractor keeps from this turn. */
   facts: string[];
+  /** Knowledge updates: the earlier facts these facts replace (what a perfect fact reconciler retires). */
+  replaces?: string[];
 }
 
 export interface SetSession {
@@ -80,7 +82,9 @@ export function generateSet(seed: number, conversations: number, perKind: number
     let turnSeq = 0;
     const place = (session: number, text: TurnText) => {
       const id = `${conversationId}-t${++turnSeq}`;
-      placed.push({ session, text: { user: fill(text.user), agent: fill(text.agent), facts: text.facts.map((f) => fill(f)) }, id });
+      const filled: TurnText = { user: fill(text.user), agent: fill(text.agent), facts: text.facts.map((f) => fill(f)) };
+      if (text.replaces) filled.replaces = text.replaces.map((f) => fill(f));
+      placed.push({ session, text: filled, id });
       return id;
     };
     const ask = (kind: QuestionKind, question: string, answer: string, evidence: string[]) => {
@@ -97,7 +101,7 @@ export function generateSet(seed: number, conversations: number, perKind: number
     }
     for (const t of shuffled(UPDATES).slice(0, perKind)) {
       place(between(0, 1), t.first);
-      ask('update', t.question, fill(t.answer), [place(between(SESSIONS - 2, SESSIONS - 1), t.second)]);
+      ask('update', t.question, fill(t.answer), [place(between(SESSIONS - 2, SESSIONS - 1), { ...t.second, replaces: t.first.facts })]);
     }
     for (const f of shuffled(FILLERS)) place(between(0, SESSIONS - 1), f);
 

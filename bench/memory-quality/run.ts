@@ -12,7 +12,8 @@
  * built-in model (bge-small) throughout. Only the first `conversations` conversations of the set are used
  * (each holds 8 questions of every kind, so a prefix is the same sample for every kind). Extractors:
  *   - perfect: a scripted fake chat model (test/fakes) that answers each extraction request with the set's
- *     gold facts for that turn, as semantic items: retrieval measured apart from extraction;
+ *     gold facts for that turn, as semantic items, and the facts-stay-current question with the set's gold
+ *     updates (`replaces`): retrieval measured apart from extraction;
  *   - builtin: the built-in chat model (SmolLM2-135M, on the CPU, a few seconds per turn). Its table is
  *     printed after each conversation (cumulative), beside the perfect extractor's on the same conversations
  *     when both run.
@@ -31,6 +32,7 @@ import { startBenchCairn, sleep, type BenchCairn } from '../cairn-server.js';
 import { lastUserMessage, startFakeOpenAI, type FakeMessage } from '../../test/fakes/index.js';
 import { BUILTIN_CHAT_MODEL_ID, BUILTIN_EMBEDDING_MODEL_ID } from '../../src/models/builtin/spec.js';
 import { MAX_MEMORY_SIZE } from '../../src/memories/types.js';
+import { FACT_UPDATE_PROMPT_START } from '../../src/memories/fact-updates.js';
 import type { MemoryQualitySet, QuestionKind, SetConversation, SetQuestion } from './generate.js';
 import { expandedSearch } from './expand.js';
 import fs from 'node:fs';
@@ -55,12 +57,31 @@ interface Loaded {
 
 const set = JSON.parse(fs.readFileSync(new URL('./set.json', import.meta.url), 'utf8')) as MemoryQualitySet;
 const factsByUserText = new Map(set.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => [t.user, t.facts] as const))));
+/** Gold knowledge updates: a new fact → the earlier facts it replaces. */
+const replacedByFact = new Map(set.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.flatMap((t) => t.facts.map((f) => [f, new Set(t.replaces ?? [])] as const)))));
 
-/** The perfect extractor: the gold facts of the turn in the extraction request, as semantic items. */
+/**
+ * The perfect reconciler's answer to the facts-stay-current question (src/memories/fact-updates.ts): an
+ * existing fact is "updates" exactly when the set says the new fact replaces it, else "adds".
+ */
+function perfectFactDecisions(question: string): string {
+  const newFact = /^New fact \([^)]*\): (.*)$/m.exec(question)?.[1] ?? '';
+  const replaced = replacedByFact.get(newFact) ?? new Set<string>();
+  const decisions = [...question.matchAll(/^(\d+)\. (.*) \(since [^)]*\)$/gm)]
+    .map(([, id, content]) => ({ id: Number(id), relation: replaced.has(content!) ? 'updates' : 'adds' }));
+  return JSON.stringify({ decisions });
+}
+
+/**
+ * The perfect extractor: the gold facts of the turn in the extraction request, as semantic items; and the
+ * gold updates when asked whether a new fact replaces earlier ones.
+ */
 async function startPerfectExtractor() {
-  const isExtraction = (messages: FakeMessage[]) => (messages.find((m) => m.role === 'system')?.content ?? '').includes('## OUTPUT FORMAT');
+  const system = (messages: FakeMessage[]) => messages.find((m) => m.role === 'system')?.content ?? '';
+  const isExtraction = (messages: FakeMessage[]) => system(messages).includes('## OUTPUT FORMAT');
   return startFakeOpenAI({
     answer: (messages) => {
+      if (system(messages).startsWith(FACT_UPDATE_PROMPT_START)) return { answer: perfectFactDecisions(lastUserMessage(messages)) };
       if (!isExtraction(messages)) return { answer: 'ok' };
       const said = /User Input: ([^\n]*)/.exec(lastUserMessage(messages))?.[1] ?? '';
       const facts = factsByUserText.get(said) ?? [];
@@ -72,13 +93,14 @@ async function startPerfectExtractor() {
 const elapsed = (since: number) => ((Date.now() - since) / 1000).toFixed(0);
 
 /** Waits until the extraction of all `turns` raw messages of the memory has ended (done or failed). */
-async function extractionsEnded(cairn: BenchCairn, memoryId: string, turns: number): Promise<{ failed: number; items: number }> {
+async function extractionsEnded(cairn: BenchCairn, memoryId: string, turns: number): Promise<{ failed: number; items: number; replaced: number }> {
   for (;;) {
     const list = (await call(`${cairn.api}/memories/${memoryId}?page_size=100`, 'GET', undefined, cairn.key)).json.data.messages.message_list as any[];
     const raws = list.filter((m) => m.message_type === 'raw');
     const ended = raws.filter((m) => m.task.progress === 1 || m.task.progress === -1);
     if (ended.length === turns) {
-      return { failed: ended.filter((m) => m.task.progress === -1).length, items: raws.reduce((n, m) => n + m.extract.length, 0) };
+      const replaced = raws.reduce((n, m) => n + Number(/(\d+) earlier fact\(s\) replaced/.exec(m.task.progress_msg ?? '')?.[1] ?? 0), 0);
+      return { failed: ended.filter((m) => m.task.progress === -1).length, items: raws.reduce((n, m) => n + m.extract.length, 0), replaced };
     }
     await sleep(1000);
   }
@@ -93,6 +115,7 @@ async function loadConversation(cairn: BenchCairn, conversation: SetConversation
   const started = Date.now();
   let failed = 0;
   let items = 0;
+  let replaced = 0;
   for (const [s, session] of conversation.sessions.entries()) {
     for (const turn of session.turns) {
       const added = await call(`${api}/messages`, 'POST', {
@@ -100,10 +123,10 @@ async function loadConversation(cairn: BenchCairn, conversation: SetConversation
       }, key);
       turnOf.set(added.json.data[0].message_id as number, turn.turn_id);
     }
-    ({ failed, items } = await extractionsEnded(cairn, memoryId, turnOf.size));
+    ({ failed, items, replaced } = await extractionsEnded(cairn, memoryId, turnOf.size));
     console.log(`    ${label} ${conversation.conversation_id}: session ${s + 1}/${conversation.sessions.length} extracted, ${turnOf.size} turns in ${elapsed(started)} s`);
   }
-  console.log(`  ${label} ${conversation.conversation_id}: ${turnOf.size} turns extracted in ${elapsed(started)} s, ${items} items, ${failed} failed`);
+  console.log(`  ${label} ${conversation.conversation_id}: ${turnOf.size} turns extracted in ${elapsed(started)} s, ${items} current items, ${replaced} facts replaced, ${failed} failed`);
   return { conversation, memoryId, turnOf };
 }
 

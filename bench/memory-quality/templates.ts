@@ -9,6 +9,8 @@ export interface TurnText {
   user: string;
   agent: string;
   facts: string[];
+  /** Facts of an earlier turn that this turn's facts update (knowledge updates; set by generate.ts). */
+  replaces?: string[];
 }
 
 /** One turn holds the answer. Temporal questions ask when it was said: the answer is its session date. */

@@ -24,10 +24,14 @@
  * matter on the scale-out index, where Milvus sends each one and the ledger re-checks it: in a memory of
  * 1,000 messages a vector leg of 1,024 returned all of them (docs/memories.md, "Index: search scoped per
  * memory"). A scoped search takes SEARCH_CANDIDATES from both legs: its in-scope candidates may be far down.
+ *
+ * In a current-only search (the default: filter.currentAt set), a raw turn all of whose facts were replaced
+ * or retracted ranks at half its similarity (stale-turns.ts), so the turn holding the change comes first.
  */
 import type { MemoryIndex, MemoryMessage, MemorySearchFilter } from '../index/memories/memory-index.js';
 import { isUsableVector, termScale, unitScore, vectorSimilarity } from '../retrieval/scoring.js';
 import { inScope, isScoped, type SearchScope } from './search-scope.js';
+import { STALE_TURN_WEIGHT, staleTurns } from './stale-turns.js';
 
 export const SEARCH_DEFAULTS = { similarity_threshold: 0.2, keywords_similarity_weight: 0.7, top_n: 10 } as const;
 
@@ -109,29 +113,39 @@ export async function searchMessages(params: MemorySearchParams, deps: MemorySea
     return { id, term, vec, similarity: useVector ? hybridSimilarity(term, vec, kw) : term };
   });
   const ranked = scored.filter((s) => s.similarity >= threshold).sort((a, b) => b.similarity - a.similarity || b.id - a.id);
-  const best = await bestInScope(ranked, topN, deps.index, params.scope);
+  const best = await bestInScope(ranked, topN, threshold, deps.index, params.scope, params.filter.currentAt);
   return best
-    .map(({ s, message }) => ({ message, similarity: unitScore(s.similarity), term_similarity: unitScore(s.term), vector_similarity: unitScore(s.vec) }))
+    .map(({ s, message, similarity }) => ({ message, similarity: unitScore(similarity), term_similarity: unitScore(s.term), vector_similarity: unitScore(s.vec) }))
     .sort((a, b) => b.message.valid_at - a.message.valid_at || b.similarity - a.similarity || b.message.message_id - a.message.message_id);
 }
 
 /**
- * The best `topN` ranked candidates that exist and are in scope, loaded. Without a scope that is the first
- * topN; with one, candidates are loaded a page at a time until topN are in scope or none are left, so a
- * narrow scope costs more loads only when many better candidates fall outside it.
+ * The best `topN` ranked candidates that exist and are in scope, loaded, with their final similarity. Without
+ * a scope a page is topN candidates; with one, candidates are loaded a page at a time until topN are in scope
+ * or none are left, so a narrow scope costs more loads only when many better candidates fall outside it.
+ * In a current-only search (`currentAt` set) a stale turn (stale-turns.ts) counts at STALE_TURN_WEIGHT of its
+ * similarity; since that only lowers scores, paging stops once the topN-th best is at least the next
+ * candidate's similarity, which is exactly the topN a full re-ranking would give.
  */
-async function bestInScope<T extends { id: number }>(ranked: T[], topN: number, index: MemoryIndex, scope: SearchScope | undefined) {
+async function bestInScope<T extends { id: number; similarity: number }>(
+  ranked: T[], topN: number, threshold: number, index: MemoryIndex, scope: SearchScope | undefined, currentAt: number | undefined,
+) {
   const scoped = isScoped(scope);
   const page = scoped ? Math.max(topN * 4, 64) : topN;
-  const out: { s: T; message: MemoryMessage }[] = [];
-  for (let from = 0; from < ranked.length && out.length < topN; from += page) {
+  const out: { s: T; message: MemoryMessage; similarity: number }[] = [];
+  for (let from = 0; from < ranked.length; from += page) {
+    if (out.length >= topN && out[topN - 1]!.similarity >= ranked[from]!.similarity) break;
     const slice = ranked.slice(from, from + page);
     const loaded = new Map((await index.getMany(slice.map((s) => s.id))).map((m) => [m.message_id, m]));
+    const wanted = [...loaded.values()].filter((m) => !scoped || inScope(m, scope));
+    const stale = currentAt === undefined ? new Set<number>() : await staleTurns(index, wanted, currentAt);
     for (const s of slice) {
       const message = loaded.get(s.id);
-      if (message && (!scoped || inScope(message, scope)) && out.length < topN) out.push({ s, message });
+      if (!message || (scoped && !inScope(message, scope))) continue;
+      const similarity = stale.has(s.id) ? s.similarity * STALE_TURN_WEIGHT : s.similarity;
+      if (similarity >= threshold) out.push({ s, message, similarity });
     }
-    if (!scoped) break;
+    out.sort((a, b) => b.similarity - a.similarity || b.s.id - a.s.id);
   }
-  return out;
+  return out.slice(0, topN);
 }

@@ -26,6 +26,7 @@ import {
 import { assembleSystemPrompt, fixedPartProblem, rawContent } from '../memories/prompts.js';
 import { messageSize, MemoryFullError } from '../memories/size.js';
 import { searchMessages, SEARCH_DEFAULTS, type ScoredMessage } from '../memories/search.js';
+import { isCurrent } from '../memories/stale-turns.js';
 import { parseApiTime, searchScope } from '../memories/search-scope.js';
 import { isoDate, sourceTurns } from '../memories/source-turns.js';
 import { isUniqueViolation } from '../store/dialect.js';
@@ -628,11 +629,6 @@ function tooLarge(memory: MemoryRow, size: number): ApiError {
 
 function messageNotFound(memoryId: string, messageId: number): ApiError {
   return notFound(`Message '${messageId}' in memory '${memoryId}' not found.`);
-}
-
-/** Current at `now`: no invalid_at, or one still in the future. */
-function isCurrent(m: MemoryMessage, now: number): boolean {
-  return m.invalid_at === null || m.invalid_at > now;
 }
 
 /** The message, when it is an extracted item still current (what correct and retract act on); else a 400 saying why. */

@@ -183,7 +183,7 @@ export class MemoryExtractor {
     if (!found) return { replaced: 0 };
     const { memory, raw } = found;
     const now = nowMs();
-    const fresh = (await this.index.itemsOf(memoryId, raw.message_id))
+    const fresh = (await this.index.itemsOf(memoryId, [raw.message_id]))
       .filter((m) => m.message_type === 'semantic' && (m.invalid_at === null || m.invalid_at > now));
     if (fresh.length === 0) return { replaced: 0 };
     const ownIds = new Set(fresh.map((m) => m.message_id));

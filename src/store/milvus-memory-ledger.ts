@@ -210,9 +210,10 @@ export class MemoryLedger {
     });
   }
 
-  async itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]> {
+  async itemsOf(memoryId: string, sourceIds: number[]): Promise<MemoryMessage[]> {
+    if (sourceIds.length === 0) return [];
     const rows = await this.db.selectFrom('memory_messages').selectAll()
-      .where('memory_id', '=', memoryId).where('source_id', '=', sourceId).orderBy('message_id').execute();
+      .where('memory_id', '=', memoryId).where('source_id', 'in', sourceIds).orderBy('source_id').orderBy('message_id').execute();
     return rows.map(toMessage);
   }
 

@@ -109,6 +109,28 @@ describe('memory facts stay current (updates, corrections, retractions)', functi
     assert.equal(content.content, 'The user lives in Paris.', 'never deleted');
   });
 
+  it('a turn whose fact was replaced ranks below the turn that replaced it in a default raw or turns-and-items search', async () => {
+    const mem = await createMemory();
+    facts.set('job-barista', 'The user\'s job is barista at a café.');
+    facts.set('job-developer', 'The user\'s job is now junior web developer.');
+    relations.set('developer', 'updates');
+    const old = await tell(mem, 'job-barista: these days my job is barista at the café, my job starts early these days');
+    const change = await tell(mem, 'job-developer: I quit the café; these days I am a junior web developer');
+    assert.match(change.message, /1 earlier fact\(s\) replaced/);
+    const oldTurn = old.items[0].source_id as number;
+    const newTurn = change.items[0].source_id as number;
+    /** The raw turns found, best first (results come most recent first; similarity gives the rank). */
+    const turns = async (extra: Record<string, unknown>) => {
+      const res = await api.get('/messages/search', { query: 'what is my job these days', memory_id: mem, similarity_threshold: 0, ...extra });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return (res.body.data as any[]).filter((m) => m.message_type === 'raw').sort((a, b) => b.similarity - a.similarity).map((m) => m.message_id);
+    };
+    // The replaced statement shares more words with the question: with the history shown it comes first.
+    assert.deepEqual(await turns({ message_type: 'raw', include_invalid: true }), [oldTurn, newTurn]);
+    assert.deepEqual(await turns({ message_type: 'raw' }), [newTurn, oldTurn], 'raw search, default');
+    assert.deepEqual(await turns({}), [newTurn, oldTurn], 'turns and items, default');
+  });
+
   it('a fact the model says only adds to an earlier one leaves both current', async () => {
     const mem = await createMemory();
     facts.set('tea-lover', 'The user likes green tea.');

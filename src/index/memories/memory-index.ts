@@ -137,8 +137,8 @@ export interface MemoryIndex {
    * `replacedBy` (null: retracted, nothing replaces it). Never deletes. False when the message does not exist.
    */
   invalidate(memoryId: string, messageId: number, at: number, replacedBy: number | null): Promise<boolean>;
-  /** The items extracted from one raw message of the memory, in id order. */
-  itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]>;
+  /** The items extracted from these raw messages of the memory, by source id, then in id order. */
+  itemsOf(memoryId: string, sourceIds: number[]): Promise<MemoryMessage[]>;
   /** Removes messages (and their size from the total); returns how many were removed. */
   remove(memoryId: string, messageIds: number[]): Promise<number>;
   /** Removes every message of a memory and its bookkeeping. */

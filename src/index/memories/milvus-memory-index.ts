@@ -126,8 +126,8 @@ export class MilvusMemoryIndex implements MemoryIndex {
     return found;
   }
 
-  itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]> {
-    return this.ledger.itemsOf(memoryId, sourceId);
+  itemsOf(memoryId: string, sourceIds: number[]): Promise<MemoryMessage[]> {
+    return this.ledger.itemsOf(memoryId, sourceIds);
   }
 
   async setStatus(memoryId: string, messageId: number, status: boolean): Promise<boolean> {

@@ -168,8 +168,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
     return this.s.invalidate.run({ at: Math.round(at), by: replacedBy, memory: memoryId, message: messageId }).changes > 0;
   }
 
-  async itemsOf(memoryId: string, sourceId: number): Promise<MemoryMessage[]> {
-    return (this.s.extractedOf.all(memoryId, json([sourceId])) as Row[]).map(toMessage);
+  async itemsOf(memoryId: string, sourceIds: number[]): Promise<MemoryMessage[]> {
+    return (this.s.extractedOf.all(memoryId, json(sourceIds)) as Row[]).map(toMessage);
   }
 
   async remove(memoryId: string, messageIds: number[]): Promise<number> {

@@ -50,7 +50,7 @@ describe('MemoryExtractor.reconcileFacts', () => {
   async function turnWithFact(memoryId: string, fact: string) {
     const [turn] = await service.addTurn(p, { memory_ids: [memoryId], agent_id: 'a', session_id: 's', user_input: fact, agent_response: 'ok' });
     await extractor.storeItems(memoryId, turn!.message_id!, [{ type: 'semantic', ordinal: 0, content: fact, valid_at: Date.now(), invalid_at: null }]);
-    return { raw: turn!.message_id!, item: (await index.itemsOf(memoryId, turn!.message_id!))[0]! };
+    return { raw: turn!.message_id!, item: (await index.itemsOf(memoryId, [turn!.message_id!]))[0]! };
   }
 
   it('an updated fact gets invalid_at and replaced_by; running again changes nothing; a fact that only adds stays current', async () => {

@@ -101,7 +101,7 @@ for (const profile of testProfiles()) describe(`MemoryBatchExtractor: turns of o
     assert.equal(embeddings().length, 1, 'one embedding call for the items of three turns');
     assert.deepEqual(stored, ids.map((messageId) => ({ messageId, stored: 1, evicted: 0, alreadyStored: false })));
     for (const [i, id] of ids.entries()) {
-      const items = await index.itemsOf(mem.id, id);
+      const items = await index.itemsOf(mem.id, [id]);
       assert.deepEqual(items.map((m) => [m.source_id, m.content]), [[id, extracted[i]!.items[0]!.content]]);
     }
     assert.deepEqual(await batches.storeBatch(mem.id, extracted), ids.map((messageId) => ({ messageId, stored: 0, evicted: 0, alreadyStored: true })), 'each turn\'s marker: a repeated step stores nothing');
@@ -153,7 +153,7 @@ for (const profile of testProfiles()) describe(`MemoryBatchExtractor: turns of o
     assert.deepEqual(results[0], { messageId: ids[1], replaced: 0, error: results[0]!.error });
     assert.match(results[0]!.error!, /not a JSON object with a decisions list|not valid JSON/);
     assert.deepEqual(results[1], { messageId: ids[2], replaced: 2 }, 'Rome replaces Paris and Berlin');
-    const [paris] = await index.itemsOf(mem.id, ids[0]!);
+    const [paris] = await index.itemsOf(mem.id, [ids[0]!]);
     assert.ok(paris!.invalid_at !== null);
   });
 });

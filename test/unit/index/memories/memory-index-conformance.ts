@@ -70,7 +70,12 @@ export function memoryIndexConformance(name: string, open: () => Promise<MemoryI
       const index = await open();
       const [raw] = (await index.add('m1', [msg({ content: 'raw turn about boats' })], opts())).messageIds;
       const [a, b] = (await index.add('m1', [msg({ message_type: 'semantic', source_id: raw!, content: 'boats are red' }), msg({ message_type: 'semantic', source_id: raw!, content: 'boats are blue' })], opts())).messageIds;
-      assert.deepEqual((await index.itemsOf('m1', raw!)).map((m) => m.message_id), [a, b]);
+      assert.deepEqual((await index.itemsOf('m1', [raw!])).map((m) => m.message_id), [a, b]);
+      const [raw2] = (await index.add('m1', [msg({ content: 'raw turn about cars' })], opts())).messageIds;
+      const [c] = (await index.add('m1', [msg({ message_type: 'semantic', source_id: raw2!, content: 'cars are fast' })], opts())).messageIds;
+      assert.deepEqual((await index.itemsOf('m1', [raw2!, raw!, 999_999])).map((m) => m.message_id), [a, b, c], 'several sources at once, by source');
+      assert.deepEqual(await index.itemsOf('m1', []), []);
+      assert.deepEqual(await index.itemsOf('m2', [raw!]), [], 'only within the memory');
       assert.equal(await index.invalidate('m1', a!, 1000, b!), true);
       assert.equal(await index.invalidate('m1', a!, 2000, b!), true);
       const old = (await index.get('m1', a!))!;
