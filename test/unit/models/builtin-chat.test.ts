@@ -192,7 +192,11 @@ describe('models/builtin chat model (SmolLM2-135M-Instruct, node-llama-cpp in a 
     delay.enable();
     await model.complete(ask('Write a story about a dragon.'), { ...FIXED, max_tokens: 60 });
     delay.disable();
-    assert.ok(delay.max / 1e6 < 100, `event loop delayed by up to ${Math.round(delay.max / 1e6)} ms`);
+    // The 99th percentile, not the maximum: on a shared machine the scheduler alone delays a rare tick by over
+    // 100 ms (seen: a 141 ms maximum at load ~10). Measured at load 0.7: p99 8 ms, maximum 9 ms. Generation on
+    // the loop would hold it through every prompt evaluation and token, not in one rare tick.
+    const p99 = delay.percentile(99) / 1e6;
+    assert.ok(p99 < 100, `event loop delayed by ${Math.round(p99)} ms at the 99th percentile (max ${Math.round(delay.max / 1e6)} ms)`);
   });
 
   it('a missing model file is a clear error naming the package to install', async () => {
