@@ -361,6 +361,8 @@ describe('knowledge graph (POST|GET /datasets/{id}/index?type=graph, GET /datase
       const again = await api.post(`/datasets/${ds}/index?type=graph`);
       assert.equal(again.status, 400);
       assert.match(again.body.message, /A Graph Task is already running/);
+      // The slots' calls reach the model one by one: wait for the last of them rather than count at one instant.
+      await eventually(async () => gate.held === 4, 20_000, 50).catch(() => undefined);
       assert.equal(gate.held, 4, 'every slot waits on the model');
       const cancel = api.delete(`/datasets/${ds}/index?type=graph&wipe=false`);
       // The cancel reaches the step with its next heartbeat and aborts the model calls it has open.
