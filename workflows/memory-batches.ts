@@ -4,27 +4,17 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { TurnEnd, TurnError, TurnExtraction, TurnItems, TurnReconciled, TurnStored } from '../src/services/memory-batches.js';
 import { MEMORY_TURN_SIGNAL, type MemoryTurnSignal } from '../src/engine/task-queues.js';
-import { nothingKeptMessage } from './memory-extraction.js';
+import { MODEL_STEP_OPTIONS, QUICK_STEP_OPTIONS, nothingKeptMessage } from './memory-extraction.js';
 
 /**
  * Reads and writes of the database: quick, retried until they succeed. Local activities (run by the worker that
  * runs the workflow, recorded in its history without a round trip through the server's activity queue): they
  * are a few milliseconds each, and every batch has two.
  */
-const quick = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
-});
+const quick = proxyLocalActivities<Activities>(QUICK_STEP_OPTIONS);
 
-/**
- * Model calls: heartbeats every second, so a killed worker is noticed after 5 s and the step runs again on
- * another; a failing model call is retried with backoff, four attempts in all (as memoryExtraction).
- */
-const modelSteps = proxyActivities<Activities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 4 },
-});
+/** Model calls: heartbeats and retries as memoryExtraction's (MODEL_STEP_OPTIONS). */
+const modelSteps = proxyActivities<Activities>(MODEL_STEP_OPTIONS);
 
 const turnSignal = defineSignal<[MemoryTurnSignal]>(MEMORY_TURN_SIGNAL);
 

@@ -3,21 +3,24 @@ import type { Activities } from '../activities/index.js';
 import type { MemoryExtractionInput } from '../src/memories/types.js';
 import type { ExtractedItem } from '../src/memories/extraction.js';
 
-/** Reads and writes of the database: quick, retried until they succeed. */
-const quick = proxyActivities<Activities>({
+/** Reads and writes of the database: quick, retried until they succeed (memoryExtractionBatches uses them too). */
+export const QUICK_STEP_OPTIONS = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
-});
+} as const;
 
 /**
  * Model calls: heartbeats every second, so a killed worker is noticed after 5 s and the step runs again
  * on another; a failing model call is retried with backoff, four attempts in all.
  */
-const modelSteps = proxyActivities<Activities>({
+export const MODEL_STEP_OPTIONS = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 4 },
-});
+} as const;
+
+const quick = proxyActivities<Activities>(QUICK_STEP_OPTIONS);
+const modelSteps = proxyActivities<Activities>(MODEL_STEP_OPTIONS);
 
 export type MemoryExtractionOutcome =
   | { status: 'done'; stored: number; evicted: number }
