@@ -57,8 +57,12 @@ interface Loaded {
 
 const set = JSON.parse(fs.readFileSync(new URL('./set.json', import.meta.url), 'utf8')) as MemoryQualitySet;
 const factsByUserText = new Map(set.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => [t.user, t.facts] as const))));
-/** Gold knowledge updates: a new fact → the earlier facts it replaces. */
-const replacedByFact = new Map(set.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.flatMap((t) => t.facts.map((f) => [f, new Set(t.replaces ?? [])] as const)))));
+/**
+ * Gold knowledge updates as "new fact → earlier fact" pairs. Pairs, not a map from the new fact: the same new
+ * fact ("The user now lives in a suburban house…") replaces a different earlier one in each conversation.
+ */
+const goldUpdate = (newFact: string, earlier: string) => `${newFact}\u0000${earlier}`;
+const goldUpdates = new Set(set.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns.flatMap((t) => t.facts.flatMap((f) => (t.replaces ?? []).map((r) => goldUpdate(f, r)))))));
 
 /**
  * The perfect reconciler's answer to the facts-stay-current question (src/memories/fact-updates.ts): an
@@ -66,9 +70,8 @@ const replacedByFact = new Map(set.conversations.flatMap((c) => c.sessions.flatM
  */
 function perfectFactDecisions(question: string): string {
   const newFact = /^New fact \([^)]*\): (.*)$/m.exec(question)?.[1] ?? '';
-  const replaced = replacedByFact.get(newFact) ?? new Set<string>();
   const decisions = [...question.matchAll(/^(\d+)\. (.*) \(since [^)]*\)$/gm)]
-    .map(([, id, content]) => ({ id: Number(id), relation: replaced.has(content!) ? 'updates' : 'adds' }));
+    .map(([, id, content]) => ({ id: Number(id), relation: goldUpdates.has(goldUpdate(newFact, content!)) ? 'updates' : 'adds' }));
   return JSON.stringify({ decisions });
 }
 
@@ -93,17 +96,29 @@ async function startPerfectExtractor() {
 const elapsed = (since: number) => ((Date.now() - since) / 1000).toFixed(0);
 
 /** Waits until the extraction of all `turns` raw messages of the memory has ended (done or failed). */
-async function extractionsEnded(cairn: BenchCairn, memoryId: string, turns: number): Promise<{ failed: number; items: number; replaced: number }> {
+async function extractionsEnded(cairn: BenchCairn, memoryId: string, turns: number): Promise<{ failed: number; items: number; replaced: number; current: Map<number, number> }> {
   for (;;) {
     const list = (await call(`${cairn.api}/memories/${memoryId}?page_size=100`, 'GET', undefined, cairn.key)).json.data.messages.message_list as any[];
     const raws = list.filter((m) => m.message_type === 'raw');
     const ended = raws.filter((m) => m.task.progress === 1 || m.task.progress === -1);
     if (ended.length === turns) {
       const replaced = raws.reduce((n, m) => n + Number(/(\d+) earlier fact\(s\) replaced/.exec(m.task.progress_msg ?? '')?.[1] ?? 0), 0);
-      return { failed: ended.filter((m) => m.task.progress === -1).length, items: raws.reduce((n, m) => n + m.extract.length, 0), replaced };
+      const current = new Map<number, number>(raws.map((m) => [m.message_id as number, (m.extract as unknown[]).length]));
+      return { failed: ended.filter((m) => m.task.progress === -1).length, items: raws.reduce((n, m) => n + m.extract.length, 0), replaced, current };
     }
     await sleep(1000);
   }
+}
+
+/**
+ * The gold replaced facts of a conversation that are still current: what the reconciler missed. The perfect
+ * extractor gives each turn exactly its gold facts, so a turn holding a replaced fact should have no current item.
+ */
+function unretired(conversation: SetConversation, turnOf: Map<number, string>, currentItems: Map<number, number>): { gold: number; missed: string[] } {
+  const turns = new Map(conversation.sessions.flatMap((s) => s.turns.map((t) => [t.turn_id, t] as const)));
+  const gold = new Set(conversation.sessions.flatMap((s) => s.turns.flatMap((t) => t.replaces ?? [])));
+  const missed = [...turnOf].flatMap(([messageId, turnId]) => ((currentItems.get(messageId) ?? 0) > 0 ? turns.get(turnId)!.facts.filter((f) => gold.has(f)) : []));
+  return { gold: gold.size, missed };
 }
 
 async function loadConversation(cairn: BenchCairn, conversation: SetConversation, llmId: string, label: string): Promise<Loaded> {
@@ -116,6 +131,7 @@ async function loadConversation(cairn: BenchCairn, conversation: SetConversation
   let failed = 0;
   let items = 0;
   let replaced = 0;
+  let current = new Map<number, number>();
   for (const [s, session] of conversation.sessions.entries()) {
     for (const turn of session.turns) {
       const added = await call(`${api}/messages`, 'POST', {
@@ -123,10 +139,14 @@ async function loadConversation(cairn: BenchCairn, conversation: SetConversation
       }, key);
       turnOf.set(added.json.data[0].message_id as number, turn.turn_id);
     }
-    ({ failed, items, replaced } = await extractionsEnded(cairn, memoryId, turnOf.size));
+    ({ failed, items, replaced, current } = await extractionsEnded(cairn, memoryId, turnOf.size));
     console.log(`    ${label} ${conversation.conversation_id}: session ${s + 1}/${conversation.sessions.length} extracted, ${turnOf.size} turns in ${elapsed(started)} s`);
   }
   console.log(`  ${label} ${conversation.conversation_id}: ${turnOf.size} turns extracted in ${elapsed(started)} s, ${items} current items, ${replaced} facts replaced, ${failed} failed`);
+  if (label === 'perfect') {
+    const { gold, missed } = unretired(conversation, turnOf, current);
+    console.log(`    of the set's ${gold} replaced facts ${gold - missed.length} were retired${missed.length ? `; still current: ${missed.map((f) => `"${f}"`).join(', ')}` : ''}`);
+  }
   return { conversation, memoryId, turnOf };
 }
 

@@ -21,7 +21,7 @@ import {
 
 /** Similar current facts put to the model for each new semantic item (more only lengthens the question). */
 const FACT_CANDIDATES = 5;
-/** How similar (the search's hybrid similarity) an existing fact must be to be asked about. */
+/** How similar in meaning (cosine) an existing fact must be to be asked about. */
 const FACT_SIMILARITY = 0.2;
 
 /** What reconcileFacts did: how many earlier facts it found updated or contradicted (now replaced). */
@@ -190,15 +190,7 @@ export class MemoryExtractor {
     let chat: Awaited<ReturnType<ModelClients['chat']>> | undefined;
     let replaced = 0;
     for (const item of fresh) {
-      const hits = await searchMessages(
-        { query: item.content, filter: { memoryIds: [memoryId], currentAt: now }, similarity_threshold: FACT_SIMILARITY, top_n: FACT_CANDIDATES + ownIds.size },
-        { index: this.index, embedQuery: async () => item.vector },
-      );
-      const candidates: FactCandidate[] = hits
-        .map((h) => h.message)
-        .filter((m) => m.message_type === 'semantic' && !ownIds.has(m.message_id) && m.source_id !== raw.message_id && olderFact(m, item.valid_at, raw.message_id))
-        .slice(0, FACT_CANDIDATES)
-        .map((m) => ({ message_id: m.message_id, content: m.content, valid_at: m.valid_at }));
+      const candidates = await this.earlierFacts(memoryId, item, raw, ownIds, now);
       if (candidates.length === 0) continue;
       await this.report(memoryId, messageId, 0.97, `Checking "${item.content.slice(0, 60)}" against ${candidates.length} earlier fact(s)`);
       chat ??= await this.models.chat(memory.tenant_id, memory.llm_id);
@@ -213,6 +205,28 @@ export class MemoryExtractor {
       }
     }
     return { replaced };
+  }
+
+  /**
+   * The current facts a new item may update: the memory's older semantic items nearest to it in meaning, best
+   * first. Only semantic items are searched (raw turns and episodic items took most of the places before), and by
+   * meaning alone: the facts of one memory share most of their words ("The user …"), so keywords ranked facts by
+   * their phrasing (bench/memory-quality, perfect extractor: 28 of the set's 32 replaced facts found, against 26
+   * with the search's default keyword weight and 23 when every message type was searched).
+   */
+  private async earlierFacts(memoryId: string, item: MemoryMessage, raw: MemoryMessage, ownIds: Set<number>, now: number): Promise<FactCandidate[]> {
+    const hits = await searchMessages(
+      {
+        query: item.content, filter: { memoryIds: [memoryId], currentAt: now }, scope: { messageTypes: ['semantic'] },
+        similarity_threshold: FACT_SIMILARITY, keywords_similarity_weight: 0, top_n: FACT_CANDIDATES + ownIds.size,
+      },
+      { index: this.index, embedQuery: async () => item.vector },
+    );
+    return hits
+      .map((h) => h.message)
+      .filter((m) => !ownIds.has(m.message_id) && m.source_id !== raw.message_id && olderFact(m, item.valid_at, raw.message_id))
+      .slice(0, FACT_CANDIDATES)
+      .map((m) => ({ message_id: m.message_id, content: m.content, valid_at: m.valid_at }));
   }
 
   async finish(memoryId: string, messageId: number, message: string): Promise<void> {

@@ -29,13 +29,17 @@ describe('MemoryExtractor.reconcileFacts', () => {
   const tenant = 'b'.repeat(32);
   const p = tenantPrincipal(tenant);
   let relation = 'updates';
+  /** The existing facts of every update question the model was asked, in order. */
+  const asked: string[][] = [];
 
   before(async () => {
     fake = await startFakeOpenAI({
       dims: 16,
       answer: (messages) => {
         if (!(messages[0]?.content ?? '').startsWith(FACT_UPDATE_PROMPT_START)) return { answer: '{}' };
-        const n = (lastUserMessage(messages).match(/^\d+\. /gm) ?? []).length;
+        const listed = [...lastUserMessage(messages).matchAll(/^\d+\. (.*) \(since [^)]*\)$/gm)].map((m) => m[1]!);
+        asked.push(listed);
+        const n = listed.length;
         return { answer: JSON.stringify({ decisions: Array.from({ length: n }, (_, i) => ({ id: i + 1, relation })) }) };
       },
     });
@@ -67,5 +71,24 @@ describe('MemoryExtractor.reconcileFacts', () => {
     const rome = await turnWithFact(mem.id, 'The user lives in Berlin and works in Rome.');
     assert.deepEqual(await extractor.reconcileFacts(mem.id, rome.raw), { replaced: 0 });
     assert.equal((await index.get(mem.id, berlin.item.message_id))!.invalid_at, null);
+  });
+
+  it('only earlier semantic facts are put to the model, five at most: raw turns and episodic items take no place', async () => {
+    relation = 'adds';
+    const mem = await service.create(p, { name: 'scope', memory_type: ['raw', 'semantic', 'episodic'], embd_id: EMBED, llm_id: CHAT });
+    const facts = ['The user likes tea.', 'The user likes green tea.', 'The user likes black tea.', 'The user likes iced tea.', 'The user likes mint tea.', 'The user likes herbal tea.'];
+    for (const fact of facts) await turnWithFact(mem.id, fact);
+    // Turns and an episodic item saying nearly the same as the new fact, which a search of every type ranks first.
+    for (const said of ['The user likes lemon tea.', 'The user likes lemon tea!']) {
+      await service.addTurn(p, { memory_ids: [mem.id], agent_id: 'a', session_id: 's', user_input: said, agent_response: said });
+    }
+    const [episode] = await service.addTurn(p, { memory_ids: [mem.id], agent_id: 'a', session_id: 's', user_input: 'hi', agent_response: 'hello' });
+    await extractor.storeItems(mem.id, episode!.message_id!, [{ type: 'episodic', ordinal: 0, content: 'The user said they like lemon tea.', valid_at: Date.now(), invalid_at: null }]);
+    const lemon = await turnWithFact(mem.id, 'The user likes lemon tea.');
+    asked.length = 0;
+    await extractor.reconcileFacts(mem.id, lemon.raw);
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0]!.length, 5, `five candidates, got ${JSON.stringify(asked[0])}`);
+    for (const candidate of asked[0]!) assert.ok(facts.includes(candidate), `"${candidate}" is an earlier semantic fact`);
   });
 });
