@@ -109,8 +109,29 @@ describe('agents: a turn sent the moment the previous one ended is never refused
     }
     assert.deepEqual(asked(), Array.from({ length: N }, (_, i) => `turn ${i}`), 'the model was asked once per turn, in order');
     assert.deepEqual(await pairs(agentId, id), expected, 'the session holds each turn once, in order');
-    const runs = (await api.get(`/agents/${agentId}/sessions/${id}/runs`)).body.data as { status: string }[];
+    const runs = (await api.get(`/agents/${agentId}/sessions/${id}/runs?page_size=100`)).body.data as { status: string }[];
     assert.deepEqual(runs.map((r) => r.status), Array(N).fill('finished'), 'one finished run record per turn');
+  });
+
+  it('enqueue, interrupt and rollback sent the moment the previous turn ended find nothing to stop: every turn finishes, each once', async () => {
+    const N = 24;
+    const strategies = ['enqueue', 'interrupt', 'rollback'];
+    const agentId = await createAgent(api, llmCanvas());
+    const { id } = (await api.post(`/agents/${agentId}/sessions`, {})).body.data;
+    fake.clear();
+    const expected: string[][] = [['assistant', 'Hi, I am an agent.']];
+    for (let i = 0; i < N; i++) {
+      const multitask_strategy = strategies[i % strategies.length];
+      const stream = i % 2 === 0;
+      const r = await post(api, '/agents/chat/completions', { agent_id: agentId, session_id: id, query: `turn ${i}`, stream, multitask_strategy }, ragflowEnd);
+      assert.equal(r.status, 200, `turn ${i} (${multitask_strategy})`);
+      assert.equal(stream ? ragflowText(r.frames) : r.body.data.data.content, `Echo: turn ${i}`, `turn ${i} (${multitask_strategy})`);
+      expected.push(['user', `turn ${i}`], ['assistant', `Echo: turn ${i}`]);
+    }
+    assert.deepEqual(asked(), Array.from({ length: N }, (_, i) => `turn ${i}`), 'the model was asked once per turn, in order');
+    assert.deepEqual(await pairs(agentId, id), expected, 'the session holds each turn once, in order');
+    const runs = (await api.get(`/agents/${agentId}/sessions/${id}/runs?page_size=100`)).body.data as { status: string }[];
+    assert.deepEqual(runs.map((r) => r.status), Array(N).fill('finished'), 'no turn was recorded as stopped');
   });
 
   it('UserFillUp: the answer sent as the pause ended, and the next question as the answer ended, are never refused', async () => {
