@@ -3,6 +3,7 @@ import { echoAnswer, lastUserMessage, startFakeOpenAI, type FakeOpenAI } from '.
 import type { Api } from './client.js';
 import { userWithModel } from './chat-helpers.js';
 import { canvas, createAgent, llmCanvas } from './agent-helpers.js';
+import { harness } from './harness.js';
 
 /**
  * A client that sends its next turn the instant it read the previous turn's end (the end frame of a stream,
@@ -158,5 +159,34 @@ describe('agents: a turn sent the moment the previous one ended is never refused
     assert.deepEqual(asked(), Array.from({ length: rounds }, (_, i) => `answer ${i}`), 'each UserFillUp answer resumed the run once');
     const finals = (await pairs(agentId, id)).filter(([role, content]) => role === 'assistant' && content.startsWith('Echo:'));
     assert.deepEqual(finals.map(([, c]) => c), Array.from({ length: rounds }, (_, i) => `Echo: answer ${i}`), 'each answer is in the session once');
+  });
+
+  it('the worker killed as a turn\'s stream ended: the next turn, sent at once, waits for another worker to close the previous one, then runs', async () => {
+    // The kill sometimes lands before the finished turn's workflow task completed: Temporal then gives that task
+    // to the restarted worker after its 10 s timeout, and the next turn waits for it instead of a 409.
+    const h = await harness();
+    const kills = 6;
+    const agentId = await createAgent(api, llmCanvas());
+    const { id } = (await api.post(`/agents/${agentId}/sessions`, {})).body.data;
+    const expected: string[][] = [['assistant', 'Hi, I am an agent.']];
+    for (let i = 0; i < kills * 2; i++) {
+      const mode: Mode = i % 4 < 2 ? 'sse' : 'json';
+      const r = await ask(api, agentId, id, mode, { query: `turn ${i}` });
+      assert.equal(r.status, 200, `turn ${i} (${mode}) was refused: ${r.raw}`);
+      assert.equal(r.answer, `Echo: turn ${i}`, `turn ${i} (${mode})`);
+      expected.push(['user', `turn ${i}`], ['assistant', `Echo: turn ${i}`]);
+      if (i % 2 === 0) {
+        // Killed as this turn ended; the next turn goes out at once, the restart finishes behind it.
+        const killed = h.killWorker();
+        const next = await ask(api, agentId, id, mode, { query: `turn ${++i}` });
+        assert.equal(next.status, 200, `turn ${i} (${mode}), sent as the worker was killed, was refused: ${next.raw}`);
+        assert.equal(next.answer, `Echo: turn ${i}`, `turn ${i} (${mode})`);
+        expected.push(['user', `turn ${i}`], ['assistant', `Echo: turn ${i}`]);
+        await killed;
+      }
+    }
+    assert.deepEqual(await pairs(agentId, id), expected, 'the session holds each turn once, in order');
+    const runs = (await api.get(`/agents/${agentId}/sessions/${id}/runs?page_size=100`)).body.data as { status: string }[];
+    assert.deepEqual(runs.map((r) => r.status), Array(kills * 2).fill('finished'), 'one finished run record per turn');
   });
 });
