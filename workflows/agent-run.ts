@@ -120,7 +120,7 @@ export async function agentRun(input: AgentRunInput): Promise<{ status: RunStatu
   await endUnrun(dropped);
   const next = queue.shift();
   if (next) {
-    // The memo names the running turn, as for a first start (openAgentRunKey reads it).
+    // The memo names the running turn, as for a first start (openAgentRun reads it).
     const continueWith = makeContinueAsNewFunc<typeof agentRun>({ memo: { runKey: next.runKey } });
     return continueWith({ ...next, fromSession: true, queued: queue });
   }

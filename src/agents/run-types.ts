@@ -79,6 +79,12 @@ export interface AgentTurnSignal {
   strategy: Exclude<MultitaskStrategy, 'reject'>;
 }
 
+/** A session's open turn workflow: the turn it runs (its memo) and its Temporal run id. */
+export interface OpenAgentRun {
+  runKey: string;
+  runId: string;
+}
+
 /**
  * `interrupted`: stopped by a newer turn, its streamed text kept as the answer. `rolled_back`: stopped
  * (or dropped from the queue) by a newer turn, nothing of it stays in the session.

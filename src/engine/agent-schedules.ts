@@ -85,7 +85,7 @@ export function activityAgentRuns(taskQueue: string): AgentRunControl {
     submitAgentTurn: (input, strategy) => current().submitAgentTurn(input, strategy),
     cancelAgentRun: (agentId, sessionId) => current().cancelAgentRun(agentId, sessionId),
     agentRunOpen: (agentId, sessionId) => current().agentRunOpen(agentId, sessionId),
-    openAgentRunKey: (agentId, sessionId) => current().openAgentRunKey(agentId, sessionId),
-    waitAgentRun: (agentId, sessionId, ms) => current().waitAgentRun(agentId, sessionId, ms),
+    openAgentRun: (agentId, sessionId) => current().openAgentRun(agentId, sessionId),
+    waitAgentRunMovedOn: (agentId, sessionId, runId, ms) => current().waitAgentRunMovedOn(agentId, sessionId, runId, ms),
   };
 }

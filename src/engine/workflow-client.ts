@@ -3,7 +3,7 @@ import { Client, Connection, WorkflowExecutionAlreadyStartedError, isGrpcService
 import { ServiceUnavailable } from '../errors.js';
 import { WORKFLOWS, agentTaskQueue, workflowIds, workflowTaskQueue, type IngestRunRef, type WorkflowName } from './task-queues.js';
 import { startWorkflow, type WorkflowArgs, type Workflows } from './workflow-starts.js';
-import { AGENT_TURN_SIGNAL, type AgentRunInput, type AgentTurnSignal, type ComponentResult } from '../agents/run-types.js';
+import { AGENT_TURN_SIGNAL, type AgentRunInput, type AgentTurnSignal, type ComponentResult, type OpenAgentRun } from '../agents/run-types.js';
 import { recordAgentTurnStart } from '../observability/agent-start-metrics.js';
 import type { ComponentDebugInput } from '../agents/component-debug.js';
 import type { DatasetCleanup } from '../services/datasets.js';
@@ -184,21 +184,30 @@ export class WorkflowClient implements DatasetCleanup, ParseControl, DatasetInde
     }
   }
 
-  /** The turn key of the session's open workflow, if one is open. */
-  async openAgentRunKey(agentId: string, sessionId: string): Promise<string | undefined> {
+  /** The session's open turn, if a turn workflow is open: its key (the memo) and the workflow run that runs it. */
+  async openAgentRun(agentId: string, sessionId: string): Promise<OpenAgentRun | undefined> {
     try {
       const d = await this.client.workflow.getHandle(workflowIds.agentRun(agentId, sessionId)).describe();
-      return d.status.name === 'RUNNING' ? String(d.memo?.runKey ?? '') : undefined;
+      return d.status.name === 'RUNNING' ? { runKey: String(d.memo?.runKey ?? ''), runId: d.runId } : undefined;
     } catch (err) {
       if ((err as Error).name === 'WorkflowNotFoundError') return undefined;
       throw err;
     }
   }
 
-  /** Waits (at most `ms`) for the session's workflow to close. */
-  async waitAgentRun(agentId: string, sessionId: string, ms: number): Promise<void> {
-    const result = this.client.workflow.getHandle(workflowIds.agentRun(agentId, sessionId)).result().catch(() => undefined);
-    await Promise.race([result, new Promise((r) => setTimeout(r, ms))]);
+  /**
+   * Waits (at most `ms`) until the session's workflow no longer runs `runId`: it closed, or continued as new
+   * with a queued turn. True when it moved on. Polls `describe` (a few milliseconds each) rather than
+   * long-polling the run's result, which would go on polling after the caller gave up.
+   */
+  async waitAgentRunMovedOn(agentId: string, sessionId: string, runId: string, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+      const open = await this.openAgentRun(agentId, sessionId);
+      if (open?.runId !== runId) return true;
+      if (Date.now() + pause > deadline) return false;
+      await new Promise((r) => setTimeout(r, pause));
+    }
   }
 
   /** Whether the session's latest turn workflow is still open (for readers waiting on its events). */

@@ -6,7 +6,7 @@ import type { AgentAttachmentService } from './agent-attachments.js';
 import { isRelease } from './agents.js';
 import type { RunEvent, RunEvents } from '../events/types.js';
 import type { CanvasDsl, Outputs, ReferenceBucket, RunInputs } from '../agents/dsl.js';
-import type { AgentRunInput, AgentTurnSignal, CanvasLimits, MultitaskStrategy } from '../agents/run-types.js';
+import type { AgentRunInput, AgentTurnSignal, CanvasLimits, MultitaskStrategy, OpenAgentRun } from '../agents/run-types.js';
 import { resumeKey } from '../agents/resume-key.js';
 import { runnableCanvas, sessionMessages, type AgentMessage } from '../agents/io/session-turns.js';
 import { recordRunStart } from '../agents/io/run-records.js';
@@ -16,7 +16,7 @@ import { partialDeleteTargets, type PartialDelete } from './delete-targets.js';
 import { canManage } from './access.js';
 import { isId, newId } from '../ids.js';
 import { nowMs, toSeconds } from '../time.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
+import { ApiError, ServiceUnavailable, badRequest, notFound } from '../errors.js';
 
 /** What starts, cancels and watches agent runs (the Temporal workflow client). */
 export interface AgentRunControl {
@@ -25,8 +25,9 @@ export interface AgentRunControl {
   submitAgentTurn(input: AgentRunInput, strategy: AgentTurnSignal['strategy']): Promise<void>;
   cancelAgentRun(agentId: string, sessionId: string): Promise<boolean>;
   agentRunOpen(agentId: string, sessionId: string): Promise<boolean>;
-  openAgentRunKey(agentId: string, sessionId: string): Promise<string | undefined>;
-  waitAgentRun(agentId: string, sessionId: string, ms: number): Promise<void>;
+  openAgentRun(agentId: string, sessionId: string): Promise<OpenAgentRun | undefined>;
+  /** Waits (at most `ms`) until the session's workflow no longer runs `runId`; true when it moved on. */
+  waitAgentRunMovedOn(agentId: string, sessionId: string, runId: string, ms: number): Promise<boolean>;
 }
 
 export interface CreateSessionInput {
@@ -88,6 +89,22 @@ function freshCanvas(dsl: CanvasDsl): CanvasDsl {
 /** The 409 of a second turn while one of the session runs. */
 export function turnStillRunning(sessionId: string): ApiError {
   return new ApiError(409, `A turn of session ${sessionId} is still running: wait for it to end, or stop it with POST /api/v1/tasks/${sessionId}/cancel, or send multitask_strategy enqueue, interrupt or rollback`);
+}
+
+/**
+ * How long a turn waits for the previous turn's workflow to close once that turn's end is recorded. The
+ * workflow closes within milliseconds; but a worker killed after the end was recorded and before the
+ * workflow closed holds the workflow task until Temporal's workflow task timeout (10 s), then another
+ * worker replays the run and closes it.
+ */
+const TURN_CLOSE_WAIT_MS = 30_000;
+
+/** The 503 of a turn whose previous turn ended but whose workflow did not close in TURN_CLOSE_WAIT_MS (no worker takes it). */
+function turnStillClosing(sessionId: string): ServiceUnavailable {
+  return new ServiceUnavailable(
+    `The previous turn of session ${sessionId} has ended, but its workflow has not closed within ${TURN_CLOSE_WAIT_MS / 1000} s: no agents worker is taking it (is one running?). Nothing was stored; send the turn again`,
+    5,
+  );
 }
 
 /** Agent sessions and their turns: each turn is a durable `agentRun` workflow. */
@@ -277,19 +294,31 @@ export class AgentSessionService {
   }
 
   /**
-   * Starts the turn's workflow. The previous turn's workflow closes a moment after its answer was
-   * recorded and sent: a call arriving in that moment waits for it instead of being refused. `same`: the
-   * open turn is this very turn (the same UserFillUp answer, submitted again).
+   * Starts the turn's workflow. The previous turn's workflow closes a moment after its end was recorded and
+   * sent to its caller (longer when its worker died in between: see TURN_CLOSE_WAIT_MS). A turn arriving in
+   * that moment does not overlap the previous one: it waits for the workflow to move on, then starts. It
+   * is refused (409) only when another turn runs or has taken the session meanwhile. `same`: the open turn
+   * is this very turn (the same UserFillUp answer, submitted again).
    */
   private async startOrFollow(run: AgentRunInput): Promise<'started' | 'busy' | 'same'> {
-    if (await this.runs.startAgentRun(run)) return 'started';
-    const openKey = await this.runs.openAgentRunKey(run.agentId, run.sessionId);
-    if (openKey === run.runKey) return 'same';
-    const session = await this.store.agentSessions.byId(run.sessionId);
-    const recorded = openKey !== undefined && session !== undefined && sessionMessages(session).some((m) => m.id === openKey && m.role === 'assistant');
-    if (openKey !== undefined && !recorded) return 'busy';
-    await this.runs.waitAgentRun(run.agentId, run.sessionId, 5000);
-    return (await this.runs.startAgentRun(run)) ? 'started' : 'busy';
+    let waited = false;
+    // Three tries at most: the previous turn's workflow may close between our start and our look at it.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (await this.runs.startAgentRun(run)) return 'started';
+      const open = await this.runs.openAgentRun(run.agentId, run.sessionId);
+      if (!open) continue;
+      if (open.runKey === run.runKey) return 'same';
+      if (waited || !(await this.turnEnded(run.sessionId, open.runKey))) return 'busy';
+      if (!(await this.runs.waitAgentRunMovedOn(run.agentId, run.sessionId, open.runId, TURN_CLOSE_WAIT_MS))) throw turnStillClosing(run.sessionId);
+      waited = true;
+    }
+    return 'busy';
+  }
+
+  /** Whether the turn's end is recorded in its session (recorded before its caller's stream ends). */
+  private async turnEnded(sessionId: string, runKey: string): Promise<boolean> {
+    const session = await this.store.agentSessions.byId(sessionId);
+    return session !== undefined && sessionMessages(session).some((m) => m.id === runKey && m.role === 'assistant');
   }
 
   /** RAGFlow's stop: task id = session id. Idempotent: stopping a session with no running turn is fine. */

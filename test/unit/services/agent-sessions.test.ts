@@ -50,11 +50,15 @@ class FakeRuns implements AgentRunControl {
     return false;
   }
   openKey?: string;
-  async openAgentRunKey() {
-    return this.busy?.key ?? this.openKey;
+  /** The open workflow never moves on: no worker takes it. */
+  stuck = false;
+  async openAgentRun() {
+    const runKey = this.busy?.key ?? this.openKey;
+    return runKey === undefined ? undefined : { runKey, runId: `run-of-${runKey}` };
   }
-  async waitAgentRun(_agentId: string, sessionId: string) {
-    this.waited.push(sessionId);
+  async waitAgentRunMovedOn(_agentId: string, sessionId: string, runId: string) {
+    this.waited.push(`${sessionId} ${runId}`);
+    return !this.stuck;
   }
 }
 
@@ -261,18 +265,44 @@ for (const profile of testProfiles()) describe(`AgentSessionService: sessions an
     runs.refuse = 1;
     runs.openKey = recorded;
     const turn = await sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'next' });
-    assert.deepEqual(runs.waited, [session.id]);
+    assert.deepEqual(runs.waited, [`${session.id} run-of-${recorded}`], 'it waited for the run of the recorded turn');
     assert.deepEqual(runs.started.map((r) => r.runKey), [turn.messageId]);
   });
 
-  it('a turn refused again after the wait is a 409; a turn whose workflow already closed is retried after the wait', async () => {
+  it("a turn whose previous turn ended but whose workflow never closes (no worker takes it) is a 503 with Retry-After, storing nothing", async () => {
     const session = await sessions.create(owner, agentId, {});
-    runs.refuse = 2;
-    await refused(sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'q' }), 409, /is still running/);
+    const recorded = (session.message as Message[])[0]!.id;
     runs.refuse = 1;
+    runs.openKey = recorded;
+    runs.stuck = true;
+    await assert.rejects(sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'next' }), (err: { status: number; retryAfterSeconds: number; message: string }) => {
+      assert.equal(err.status, 503);
+      assert.equal(err.retryAfterSeconds, 5);
+      assert.match(err.message, /has ended, but its workflow has not closed within 30 s: no agents worker is taking it.*Nothing was stored/);
+      return true;
+    });
+    assert.equal(runs.started.length, 0);
+    assert.deepEqual((await sessions.detail(owner, agentId, session.id as string)).message, session.message, 'the session is unchanged');
+  });
+
+  it('a turn that waited for the previous workflow and then finds another turn on the session is a 409', async () => {
+    const session = await sessions.create(owner, agentId, {});
+    const recorded = (session.message as Message[])[0]!.id;
+    runs.refuse = 2;
+    runs.openKey = recorded;
+    await refused(sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'q' }), 409, /is still running/);
+    assert.equal(runs.waited.length, 1, 'it waited once, not again for the turn that took the session');
+  });
+
+  it('a turn refused while no workflow is open (it closed in between) tries again: started, or a 409 when refused each time', async () => {
+    const session = await sessions.create(owner, agentId, {});
+    runs.refuse = 3;
+    await refused(sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'q' }), 409, /is still running/);
+    runs.refuse = 2;
     runs.openKey = undefined;
     await sessions.startTurn(owner, { agent_id: agentId, session_id: session.id as string, query: 'q' });
     assert.equal(runs.started.length, 1);
+    assert.deepEqual(runs.waited, [], 'nothing to wait for');
   });
 
   it("a turn without a session names the new one after the question's first 250 characters, or 'New session' without a question", async () => {
