@@ -37,17 +37,6 @@ export function factUpdateUserPrompt(newFact: { content: string; valid_at: numbe
   return `New fact (${isoDate(newFact.valid_at)}): ${newFact.content}\n\nExisting facts:\n${lines.join('\n')}`;
 }
 
-/** The JSON Schema the built-in model is held to (a grammar): one decision per candidate at most. */
-export function factUpdateSchema(candidates: number): Record<string, unknown> {
-  const decision = {
-    type: 'object',
-    properties: { id: { type: 'integer', minimum: 1, maximum: Math.max(1, candidates) }, relation: { type: 'string', enum: [...FACT_RELATIONS] } },
-    required: ['id', 'relation'],
-    additionalProperties: false,
-  };
-  return { type: 'object', properties: { decisions: { type: 'array', items: decision, maxItems: candidates } }, required: ['decisions'], additionalProperties: false };
-}
-
 /**
  * The decisions in the model's answer, mapped to message ids. Unknown numbers, unknown relations and repeats
  * are skipped (the first decision on a fact counts); an answer that is not a JSON object throws

@@ -197,7 +197,8 @@ export class MemoryBatchExtractor extends MemoryExtractor {
     const out: TurnReconciled[] = [];
     for (const messageId of messageIds) {
       try {
-        out.push({ messageId, ...(await this.reconcileFacts(memoryId, messageId, options)) });
+        const { replaced, unchecked } = await this.reconcileFacts(memoryId, messageId, options);
+        out.push({ messageId, replaced, ...(unchecked ? { error: unchecked } : {}) });
       } catch (err) {
         if (!(err instanceof InvalidExtractionError)) throw err;
         out.push({ messageId, replaced: 0, error: err.message });

@@ -74,6 +74,10 @@ describe('memory extraction with the built-in chat model', function () {
     const contents = await Promise.all(items.map(async (i: any) => (await api.get(`/messages/${memoryId}:${i.message_id}/content`)).body.data.content as string));
     for (const c of contents) assert.match(c, /\p{L}{2,}/u, `an item is text: ${JSON.stringify(c)}`);
     assert.ok(items.length >= 5, `the built-in model extracted ${items.length} item(s) from 20 turns`);
+    // It does not judge fact updates (docs/memories.md "Facts stay current"): nothing retired, and turns with facts say so.
+    assert.deepEqual(items.filter((i: any) => i.invalid_at !== null), [], 'no fact retired by the built-in model');
+    const withFacts = listed.filter((m) => (m.extract as any[]).some((i) => i.message_type === 'semantic'));
+    for (const m of withFacts) assert.match(m.task.progress_msg, /; earlier facts not checked for updates: the built-in chat model is too small/);
     console.log(`      ${items.length} items, ${listed.filter((m) => !m.extract.length).length} turns with none; e.g. ${JSON.stringify(contents.slice(0, 4))}`);
 
     const connection = await Connection.connect({ address: (await harness()).temporal.address });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import type { SqliteMemoryIndex } from '../../../src/index/memories/sqlite-memory-index.js';
 import { CHAT, EMBED, memoryRig } from './memory-rig.js';
 import type { MemoryService } from '../../../src/services/memories.js';
-import type { MemoryExtractor } from '../../../src/services/memory-extractor.js';
+import { BUILTIN_FACTS_UNCHECKED, type MemoryExtractor } from '../../../src/services/memory-extractor.js';
+import { BUILTIN_CHAT_MODEL_ID } from '../../../src/models/builtin/spec.js';
 import { tenantPrincipal } from '../../../src/services/access.js';
 import { FACT_UPDATE_PROMPT_START, parseFactDecisions } from '../../../src/memories/fact-updates.js';
 import { lastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../../fakes/index.js';
@@ -90,5 +91,15 @@ describe('MemoryExtractor.reconcileFacts', () => {
     assert.equal(asked.length, 1);
     assert.equal(asked[0]!.length, 5, `five candidates, got ${JSON.stringify(asked[0])}`);
     for (const candidate of asked[0]!) assert.ok(facts.includes(candidate), `"${candidate}" is an earlier semantic fact`);
+  });
+
+  it('the built-in chat model does not judge fact updates: every earlier fact stays current and the outcome says why', async () => {
+    const mem = await service.create(p, { name: 'builtin', memory_type: ['raw', 'semantic'], embd_id: EMBED, llm_id: BUILTIN_CHAT_MODEL_ID });
+    const paris = await turnWithFact(mem.id, 'The user lives in Paris.');
+    const berlin = await turnWithFact(mem.id, 'The user lives in Berlin.');
+    asked.length = 0;
+    assert.deepEqual(await extractor.reconcileFacts(mem.id, berlin.raw), { replaced: 0, unchecked: BUILTIN_FACTS_UNCHECKED });
+    assert.equal(asked.length, 0, 'no question asked');
+    assert.equal((await index.get(mem.id, paris.item.message_id))!.invalid_at, null);
   });
 });
