@@ -39,7 +39,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
 import { startDevServer, type DevServer } from '../../src/engine/dev-server.js';
-import { firstTokenSplit, runHistories, runHistory, timeSplit, type RunHistory } from './histories.js';
+import { firstTokenSplit, runHistories, runHistory, taskCounts, timeSplit, type RunHistory } from './histories.js';
 import { startBenchWorker, type BenchWorker } from '../ingest/worker.js';
 import { tokensAnswer } from '../../test/fakes/index.js';
 import { canvas } from '../../test/integration/agent-helpers.js';
@@ -71,7 +71,7 @@ async function startOwnCairn(separateWorker: boolean): Promise<{ url: string; te
   const temporal: DevServer = await startDevServer({ rootDir: base.rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
   const cairn: Cairn = await startCairn({ ...base, port: 0, temporalAddress: temporal.address, embeddedWorker: !separateWorker }, { log: pino({ level: 'warn' }) });
   const worker: BenchWorker | undefined = separateWorker
-    ? await startBenchWorker(base, temporal.address).catch(async (err) => {
+    ? await startBenchWorker(base, temporal.address, LOOPBACK_MODELS_ENV).catch(async (err) => {
         await cairn.stop();
         await temporal.stop();
         throw err;
@@ -224,11 +224,11 @@ try {
     const runs: RunHistory[] = [];
     for (let i = 0; i < HISTORY_RUNS; i++) runs.push(await runHistory(temporal, ofAgent, (await run())!));
     const range = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? String(xs[0]) : `${Math.min(...xs)}–${Math.max(...xs)}`);
-    console.log(`${label.padEnd(42)} | ${range(runs.map((r) => r.events)).padStart(6)} | ${range(runs.map((r) => r.bytes)).padStart(11)} | ${runs[0]!.activities.join(', ')}`);
+    console.log(`${label.padEnd(42)} | ${range(runs.map((r) => r.events)).padStart(6)} | ${range(runs.map((r) => r.bytes)).padStart(11)} | ${taskCounts(runs[0]!)}`);
   };
   console.log();
   console.log(`workflow history per run (${HISTORY_RUNS} runs each; Temporal describe + fetchHistory)`);
-  console.log('canvas                                     | events | bytes       | activities');
+  console.log('canvas                                     | events | bytes       | workflow tasks, activities, local activities');
   console.log('------------------------------------------ | ------ | ----------- | ----------');
   await histories('Begin → Agent → Message (stream)', agentId, async () => (await agent()).sessionId);
   await histories('six components, instant model (non-stream)', sixId, sixRun);
