@@ -34,6 +34,9 @@ export interface RunHistory {
   /** Epoch ms of WorkflowExecutionStarted and of the first ActivityTaskStarted (NaN without one). */
   startedAtMs: number;
   firstActivityStartedAtMs: number;
+  /** Epoch ms the first workflow task started and completed (the server's times). */
+  firstTaskStartedAtMs: number;
+  firstTaskCompletedAtMs: number;
   wftWait: number;
   wftRun: number;
   actWait: number;
@@ -49,7 +52,7 @@ function kindOf(e: HistoryEvent): string {
 }
 
 export function summarize(events: HistoryEvent[], bytes: number): RunHistory {
-  const run: RunHistory = { events: events.length, bytes, kinds: new Map(), activities: [], localActivities: [], workflowTasks: 0, open: NaN, startedAtMs: NaN, firstActivityStartedAtMs: NaN, wftWait: 0, wftRun: 0, actWait: 0, actRun: 0 };
+  const run: RunHistory = { events: events.length, bytes, kinds: new Map(), activities: [], localActivities: [], workflowTasks: 0, open: NaN, startedAtMs: NaN, firstActivityStartedAtMs: NaN, firstTaskStartedAtMs: NaN, firstTaskCompletedAtMs: NaN, wftWait: 0, wftRun: 0, actWait: 0, actRun: 0 };
   const scheduledAt = new Map<number, number>();
   const decoder = new TextDecoder();
   const startedAt = new Map<number, number>();
@@ -85,6 +88,7 @@ export function summarize(events: HistoryEvent[], bytes: number): RunHistory {
         scheduledAt.set(id, at);
         break;
       case 'workflowTaskStarted':
+        if (Number.isNaN(run.firstTaskStartedAtMs)) run.firstTaskStartedAtMs = at;
         run.wftWait += at - (scheduledAt.get(num(attrs.scheduledEventId)) ?? at);
         startedAt.set(num(attrs.scheduledEventId), at);
         break;
@@ -95,6 +99,7 @@ export function summarize(events: HistoryEvent[], bytes: number): RunHistory {
         }
         break;
       case 'workflowTaskCompleted':
+        if (!run.workflowTasks) run.firstTaskCompletedAtMs = at;
         run.workflowTasks++;
         run.wftRun += at - (startedAt.get(num(attrs.scheduledEventId)) ?? at);
         break;
@@ -144,15 +149,19 @@ export async function runHistories(client: Client, agentId: string, sessionIds: 
 /**
  * Where the time to an agent's first token went, p50 over runs, ms: request sent → workflow started
  * (the API: checks, the session, the start call), workflow started → its first activity started
- * (workflow task wait + run + activity dispatch), and activity started → first token at the client
+ * (split into the first workflow task's wait, its run — the worker's activation and the completion's round trip —
+ * and the activity's dispatch), and activity started → first token at the client
  * less the model's own TTFT (the model call's setup, the event log, the stream).
  */
 export function firstTokenSplit(samples: { sentAtEpochMs: number; ttft: number }[], runs: RunHistory[], modelTtftMs: number): string {
   const p = (xs: number[]) => percentile(xs.filter((x) => !Number.isNaN(x)), 50).toFixed(0);
   const api = samples.map((s, i) => runs[i]!.startedAtMs - s.sentAtEpochMs);
   const toActivity = runs.map((r) => r.firstActivityStartedAtMs - r.startedAtMs);
+  const taskWait = runs.map((r) => r.firstTaskStartedAtMs - r.startedAtMs);
+  const taskRun = runs.map((r) => r.firstTaskCompletedAtMs - r.firstTaskStartedAtMs);
+  const dispatch = runs.map((r) => r.firstActivityStartedAtMs - r.firstTaskCompletedAtMs);
   const toToken = samples.map((s, i) => s.sentAtEpochMs + s.ttft - runs[i]!.firstActivityStartedAtMs - modelTtftMs);
-  return `first token: API ${p(api)} + workflow to activity ${p(toActivity)} + activity to client ${p(toToken)} (beyond the model's TTFT)`;
+  return `first token: API ${p(api)} + workflow to activity ${p(toActivity)} (first task ${p(taskWait)} wait + ${p(taskRun)} run, activity dispatch ${p(dispatch)}) + activity to client ${p(toToken)} (beyond the model's TTFT)`;
 }
 
 /**

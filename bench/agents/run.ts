@@ -33,6 +33,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { pino } from 'pino';
 import { Client, Connection } from '@temporalio/client';
@@ -201,7 +202,14 @@ try {
   const pair = (xs: number[]) => `${percentile(xs, 50).toFixed(0).padStart(5)} /${percentile(xs, 95).toFixed(0).padStart(5)}`;
   const splits: string[] = [];
   for (const streams of levels) {
+    // The event loop of this process: the API, and with the embedded worker the worker's side of every
+    // workflow task (activations pass through it to the workflow thread and back) and the activities.
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    loop.enable();
     const m = await measure(streams, samples, { model, chat, agent });
+    loop.disable();
+    // The histogram holds whole timer intervals: what is beyond the 5 ms timer is the delay.
+    const delay = (q: number) => Math.max(0, loop.percentile(q) / 1e6 - 5).toFixed(0);
     const added = (xs: Sample[], k: 'ttft' | 'total') => xs.map((s) => s[k] - (k === 'ttft' ? SCRIPTED_TTFT : SCRIPTED_TOTAL));
     const cells = [
       pair(m.model.map((s) => s.ttft)),
@@ -214,7 +222,7 @@ try {
     ];
     console.log(`${String(streams).padStart(7)} | ${cells.join(' | ')}`);
     const runs = await runHistories(temporal, agentId, m.agent.map((s) => s.sessionId!));
-    splits.push(`${String(streams).padStart(7)} | ${timeSplit(runs)}; ${firstTokenSplit(m.agent, runs, SCRIPTED_TTFT)}`);
+    splits.push(`${String(streams).padStart(7)} | ${timeSplit(runs)}; ${firstTokenSplit(m.agent, runs, SCRIPTED_TTFT)}; this process's event-loop delay p50 ${delay(50)} / p99 ${delay(99)} ms`);
   }
   console.log('agent runs in their workflow histories, p50 per run (the model call is inside activity run):');
   for (const line of splits) console.log(line);
