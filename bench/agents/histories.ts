@@ -26,10 +26,17 @@ export interface RunHistory {
   kinds: Map<string, number>;
   /** Activity types in the order they were scheduled. */
   activities: string[];
+  /** Local activity types in the order they were recorded (their markers). */
+  localActivities: string[];
+  /** Workflow tasks completed (each one a round trip to the server and at least one activation on the workflow thread). */
+  workflowTasks: number;
   open: number;
   /** Epoch ms of WorkflowExecutionStarted and of the first ActivityTaskStarted (NaN without one). */
   startedAtMs: number;
   firstActivityStartedAtMs: number;
+  /** Epoch ms the first workflow task started and completed (the server's times). */
+  firstTaskStartedAtMs: number;
+  firstTaskCompletedAtMs: number;
   wftWait: number;
   wftRun: number;
   actWait: number;
@@ -45,15 +52,21 @@ function kindOf(e: HistoryEvent): string {
 }
 
 export function summarize(events: HistoryEvent[], bytes: number): RunHistory {
-  const run: RunHistory = { events: events.length, bytes, kinds: new Map(), activities: [], open: NaN, startedAtMs: NaN, firstActivityStartedAtMs: NaN, wftWait: 0, wftRun: 0, actWait: 0, actRun: 0 };
+  const run: RunHistory = { events: events.length, bytes, kinds: new Map(), activities: [], localActivities: [], workflowTasks: 0, open: NaN, startedAtMs: NaN, firstActivityStartedAtMs: NaN, firstTaskStartedAtMs: NaN, firstTaskCompletedAtMs: NaN, wftWait: 0, wftRun: 0, actWait: 0, actRun: 0 };
   const scheduledAt = new Map<number, number>();
+  const decoder = new TextDecoder();
   const startedAt = new Map<number, number>();
   let start = NaN;
   for (const e of events) {
     const kind = kindOf(e);
     run.kinds.set(kind, (run.kinds.get(kind) ?? 0) + 1);
     const at = tsMs(e.eventTime);
-    const attrs = (e[`${kind}EventAttributes`] ?? {}) as { scheduledEventId?: Long; activityType?: { name?: string | null } | null };
+    const attrs = (e[`${kind}EventAttributes`] ?? {}) as {
+      scheduledEventId?: Long;
+      activityType?: { name?: string | null } | null;
+      markerName?: string | null;
+      details?: Record<string, { payloads?: { data?: Uint8Array | null }[] | null }> | null;
+    };
     const id = num(e.eventId);
     switch (kind) {
       case 'workflowExecutionStarted':
@@ -75,10 +88,21 @@ export function summarize(events: HistoryEvent[], bytes: number): RunHistory {
         scheduledAt.set(id, at);
         break;
       case 'workflowTaskStarted':
+        if (Number.isNaN(run.firstTaskStartedAtMs)) run.firstTaskStartedAtMs = at;
         run.wftWait += at - (scheduledAt.get(num(attrs.scheduledEventId)) ?? at);
         startedAt.set(num(attrs.scheduledEventId), at);
         break;
+      case 'markerRecorded':
+        if (attrs.markerName === 'core_local_activity') {
+          const data = attrs.details?.data?.payloads?.[0]?.data;
+          run.localActivities.push(data ? String(JSON.parse(decoder.decode(data)).activity_type ?? '?') : '?');
+        }
+        break;
       case 'workflowTaskCompleted':
+        if (!run.workflowTasks) run.firstTaskCompletedAtMs = at;
+        run.workflowTasks++;
+        run.wftRun += at - (startedAt.get(num(attrs.scheduledEventId)) ?? at);
+        break;
       case 'workflowTaskFailed':
       case 'workflowTaskTimedOut':
         run.wftRun += at - (startedAt.get(num(attrs.scheduledEventId)) ?? at);
@@ -125,15 +149,29 @@ export async function runHistories(client: Client, agentId: string, sessionIds: 
 /**
  * Where the time to an agent's first token went, p50 over runs, ms: request sent → workflow started
  * (the API: checks, the session, the start call), workflow started → its first activity started
- * (workflow task wait + run + activity dispatch), and activity started → first token at the client
+ * (split into the first workflow task's wait, its run — the worker's activation and the completion's round trip —
+ * and the activity's dispatch), and activity started → first token at the client
  * less the model's own TTFT (the model call's setup, the event log, the stream).
  */
 export function firstTokenSplit(samples: { sentAtEpochMs: number; ttft: number }[], runs: RunHistory[], modelTtftMs: number): string {
   const p = (xs: number[]) => percentile(xs.filter((x) => !Number.isNaN(x)), 50).toFixed(0);
   const api = samples.map((s, i) => runs[i]!.startedAtMs - s.sentAtEpochMs);
   const toActivity = runs.map((r) => r.firstActivityStartedAtMs - r.startedAtMs);
+  const taskWait = runs.map((r) => r.firstTaskStartedAtMs - r.startedAtMs);
+  const taskRun = runs.map((r) => r.firstTaskCompletedAtMs - r.firstTaskStartedAtMs);
+  const dispatch = runs.map((r) => r.firstActivityStartedAtMs - r.firstTaskCompletedAtMs);
   const toToken = samples.map((s, i) => s.sentAtEpochMs + s.ttft - runs[i]!.firstActivityStartedAtMs - modelTtftMs);
-  return `first token: API ${p(api)} + workflow to activity ${p(toActivity)} + activity to client ${p(toToken)} (beyond the model's TTFT)`;
+  return `first token: API ${p(api)} + workflow to activity ${p(toActivity)} (first task ${p(taskWait)} wait + ${p(taskRun)} run, activity dispatch ${p(dispatch)}) + activity to client ${p(toToken)} (beyond the model's TTFT)`;
+}
+
+/**
+ * What a run cost the workflow side: "2 workflow tasks; activities: agentMessage; local: agentFinishTurn".
+ * Every workflow task is a round trip to the server; every activity and local activity completion wakes
+ * the workflow again (an activation on the workflow thread), within a task for a local one.
+ */
+export function taskCounts(run: RunHistory): string {
+  const list = (xs: string[]) => (xs.length ? xs.join(', ') : 'none');
+  return `${run.workflowTasks} workflow tasks; activities: ${list(run.activities)}; local: ${list(run.localActivities)}`;
 }
 
 /** p50 of each time split, ms: "open 812 = workflow tasks 40 wait + 25 run, activities 30 wait + 700 run". */

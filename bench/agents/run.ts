@@ -33,13 +33,14 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { pino } from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../src/config.js';
 import { startCairn, type Cairn } from '../../src/server.js';
 import { startDevServer, type DevServer } from '../../src/engine/dev-server.js';
-import { firstTokenSplit, runHistories, runHistory, timeSplit, type RunHistory } from './histories.js';
+import { firstTokenSplit, runHistories, runHistory, taskCounts, timeSplit, type RunHistory } from './histories.js';
 import { startBenchWorker, type BenchWorker } from '../ingest/worker.js';
 import { tokensAnswer } from '../../test/fakes/index.js';
 import { canvas } from '../../test/integration/agent-helpers.js';
@@ -71,7 +72,7 @@ async function startOwnCairn(separateWorker: boolean): Promise<{ url: string; te
   const temporal: DevServer = await startDevServer({ rootDir: base.rootDir, dbFile: path.join(dataDir, 'temporal.db'), port: 0 });
   const cairn: Cairn = await startCairn({ ...base, port: 0, temporalAddress: temporal.address, embeddedWorker: !separateWorker }, { log: pino({ level: 'warn' }) });
   const worker: BenchWorker | undefined = separateWorker
-    ? await startBenchWorker(base, temporal.address).catch(async (err) => {
+    ? await startBenchWorker(base, temporal.address, LOOPBACK_MODELS_ENV).catch(async (err) => {
         await cairn.stop();
         await temporal.stop();
         throw err;
@@ -201,7 +202,14 @@ try {
   const pair = (xs: number[]) => `${percentile(xs, 50).toFixed(0).padStart(5)} /${percentile(xs, 95).toFixed(0).padStart(5)}`;
   const splits: string[] = [];
   for (const streams of levels) {
+    // The event loop of this process: the API, and with the embedded worker the worker's side of every
+    // workflow task (activations pass through it to the workflow thread and back) and the activities.
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    loop.enable();
     const m = await measure(streams, samples, { model, chat, agent });
+    loop.disable();
+    // The histogram holds whole timer intervals: what is beyond the 5 ms timer is the delay.
+    const delay = (q: number) => Math.max(0, loop.percentile(q) / 1e6 - 5).toFixed(0);
     const added = (xs: Sample[], k: 'ttft' | 'total') => xs.map((s) => s[k] - (k === 'ttft' ? SCRIPTED_TTFT : SCRIPTED_TOTAL));
     const cells = [
       pair(m.model.map((s) => s.ttft)),
@@ -214,7 +222,7 @@ try {
     ];
     console.log(`${String(streams).padStart(7)} | ${cells.join(' | ')}`);
     const runs = await runHistories(temporal, agentId, m.agent.map((s) => s.sessionId!));
-    splits.push(`${String(streams).padStart(7)} | ${timeSplit(runs)}; ${firstTokenSplit(m.agent, runs, SCRIPTED_TTFT)}`);
+    splits.push(`${String(streams).padStart(7)} | ${timeSplit(runs)}; ${firstTokenSplit(m.agent, runs, SCRIPTED_TTFT)}; this process's event-loop delay p50 ${delay(50)} / p99 ${delay(99)} ms`);
   }
   console.log('agent runs in their workflow histories, p50 per run (the model call is inside activity run):');
   for (const line of splits) console.log(line);
@@ -224,11 +232,11 @@ try {
     const runs: RunHistory[] = [];
     for (let i = 0; i < HISTORY_RUNS; i++) runs.push(await runHistory(temporal, ofAgent, (await run())!));
     const range = (xs: number[]) => (Math.min(...xs) === Math.max(...xs) ? String(xs[0]) : `${Math.min(...xs)}–${Math.max(...xs)}`);
-    console.log(`${label.padEnd(42)} | ${range(runs.map((r) => r.events)).padStart(6)} | ${range(runs.map((r) => r.bytes)).padStart(11)} | ${runs[0]!.activities.join(', ')}`);
+    console.log(`${label.padEnd(42)} | ${range(runs.map((r) => r.events)).padStart(6)} | ${range(runs.map((r) => r.bytes)).padStart(11)} | ${taskCounts(runs[0]!)}`);
   };
   console.log();
   console.log(`workflow history per run (${HISTORY_RUNS} runs each; Temporal describe + fetchHistory)`);
-  console.log('canvas                                     | events | bytes       | activities');
+  console.log('canvas                                     | events | bytes       | workflow tasks, activities, local activities');
   console.log('------------------------------------------ | ------ | ----------- | ----------');
   await histories('Begin → Agent → Message (stream)', agentId, async () => (await agent()).sessionId);
   await histories('six components, instant model (non-stream)', sixId, sixRun);

@@ -2,7 +2,7 @@
  * Workflow CPU per agent turn, with and without the SDK's per-promise stack-trace hook and its per-call
  * deadlock watchdog (prints numbers; not a timed test).
  *
- *   npx tsx bench/agents/workflow-cpu.ts [--replays 200] [--rounds 3] [--canvas-kb 0]
+ *   npx tsx bench/agents/workflow-cpu.ts [--replays 200] [--rounds 3] [--canvas-kb 0] [--first-task] [--history FILE]
  *
  * Replays a recorded agent turn (test/fixtures/histories/agent-run-v1-done.json: Begin → LLM → Message) through
  * the SDK's replay worker, on Cairn's workflow bundle, `replays` times per measurement, taking each of the
@@ -10,6 +10,12 @@
  * (after a warm-up of 10 replays there). CPU time is the process's (every thread), so it is the cost of
  * running the turn's workflow code and the SDK around it, without a server or network, and it holds under
  * other load better than wall time. docs/operations.md, "Workflow stack traces" and "Workflow deadlock detection".
+ *
+ * `--history` replays another recorded turn instead (record-agent-run.ts writes one from the current code; the
+ * default fixture was recorded before multitask strategies, so it replays their older path).
+ * `--first-task` replays only the turn's first workflow task (the history up to its first activity's start):
+ * the workflow's creation and the walk up to that activity, which is all the workflow side a caller's first
+ * token waits for; the rest of a turn's CPU comes after the model has answered.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,7 +33,16 @@ const rootDir = path.resolve(new URL('../..', import.meta.url).pathname);
 const replays = Number(argument('replays', '200'));
 const rounds = Number(argument('rounds', '3'));
 const canvasKb = Number(argument('canvas-kb', '0'));
-const history = historyFromJSON(withCanvasOf(JSON.parse(fs.readFileSync(path.join(rootDir, 'test/fixtures/histories/agent-run-v1-done.json'), 'utf8')), canvasKb));
+const firstTask = process.argv.includes('--first-task');
+const historyFile = path.resolve(argument('history', path.join(rootDir, 'test/fixtures/histories/agent-run-v1-done.json')));
+const recorded = withCanvasOf(JSON.parse(fs.readFileSync(historyFile, 'utf8')), canvasKb);
+const history = historyFromJSON(firstTask ? untilFirstActivity(recorded) : recorded);
+
+/** The history up to (not including) the start of its first activity: the first workflow task and its commands. */
+function untilFirstActivity<T extends { events: Record<string, unknown>[] }>(json: T): T {
+  const end = json.events.findIndex((e) => e.activityTaskStartedEventAttributes);
+  return { ...json, events: json.events.slice(0, end) };
+}
 
 /**
  * The recorded turn with its canvas grown to about `kb` KB (0: as recorded) by components no path reaches, each an
@@ -72,7 +87,8 @@ async function measure(count: number): Promise<{ cpu: number; wall: number }> {
 
 /** One measurement in a process of its own: the SDK's threads read the settings once per process. */
 function measureInChild(config: ConfigName): { cpu: number; wall: number } {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', config, '--replays', String(replays), '--canvas-kb', String(canvasKb)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const args = ['--child', config, '--replays', String(replays), '--canvas-kb', String(canvasKb), '--history', historyFile, ...(firstTask ? ['--first-task'] : [])];
+  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(out.trim().split('\n').pop()!);
 }
 
@@ -96,7 +112,7 @@ for (let r = 0; r < rounds; r++) {
 }
 const fmt = (v: number) => v.toFixed(2).padStart(6);
 const width = Math.max(...names.map((n) => n.length));
-console.log(`agent turn (canvas ${canvasKb ? `grown to ${canvasKb} KB` : 'as recorded, 1 KB'}) replayed ${replays}× per measurement, ${rounds} rounds; ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
+console.log(`agent turn ${path.basename(historyFile)}${firstTask ? ', its first workflow task only,' : ''} (canvas ${canvasKb ? `grown to ${canvasKb} KB` : 'as recorded, 1 KB'}) replayed ${replays}× per measurement, ${rounds} rounds; ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(2)}`);
 console.log(`${'workflow thread settings'.padEnd(width)} | CPU ms per turn, median (min) | wall ms per turn, median`);
 for (const name of names) {
   const m = results[name];
