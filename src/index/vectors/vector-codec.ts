@@ -5,9 +5,14 @@ export function toFloat32Blob(vector: number[]): Buffer {
 }
 
 export function fromFloat32Blob(blob: Uint8Array): number[] {
-  // Copy first: a BLOB's byte offset need not be 4-aligned, which Float32Array requires.
-  const bytes = new Uint8Array(blob);
-  return Array.from(new Float32Array(bytes.buffer, 0, bytes.byteLength >> 2));
+  const n = blob.byteLength >> 2;
+  // A view when the BLOB's byte offset is 4-aligned (Float32Array requires it), else a copy.
+  const floats = (blob.byteOffset & 3) === 0 ? new Float32Array(blob.buffer, blob.byteOffset, n) : new Float32Array(new Uint8Array(blob).buffer, 0, n);
+  // A plain loop, not Array.from: Array.from walks the typed array's iterator, ~8x slower (40-50 µs against 5-8 µs
+  // per 384-dim vector), and a search decodes hundreds (bench/results/memory.md).
+  const vector = new Array<number>(n);
+  for (let i = 0; i < n; i++) vector[i] = floats[i]!;
+  return vector;
 }
 
 /** Binary quantisation: bit i set when component i is positive (sqlite-vec `bit[]` layout, LSB first). */
