@@ -134,6 +134,10 @@ export function agentActivities(deps: ActivityDeps) {
 
     /** Persists the turn in its session and its run record (once, whatever the retries), then sends the last events and closes the log. */
     async agentFinishTurn(input: RunIds & { request: RunRequest; outcome: TurnOutcome; events: RunEvent[] }): Promise<void> {
+      // Ran already (the log's end is written last): Temporal runs a local activity again when the task holding it
+      // does not complete (a worker killed; a signal arriving as the workflow closes). Again, the turn's final
+      // events would be logged twice and its last steps recorded twice.
+      if (await events.ended(input.runKey)) return;
       if (input.outcome.status === 'interrupted') {
         // Tokens never pass through the workflow: the text the turn streamed before it was stopped is in its log.
         const answer = await streamedSoFar(events, input.runKey);

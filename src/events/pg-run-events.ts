@@ -29,6 +29,13 @@ export class PgRunEvents implements RunEvents {
     this.wakeups.notify(runKey);
   }
 
+  async ended(runKey: string): Promise<boolean> {
+    const row = await this.db.selectFrom('run_events').select(sql<number>`1`.as('found'))
+      .where('run_key', '=', runKey).where(sql<string>`substr(body, 1, ${RUN_END_PREFIX.length})`, '=', RUN_END_PREFIX)
+      .limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
   async read(runKey: string, afterSeq: number): Promise<LoggedEvent[]> {
     const rows = await this.db
       .selectFrom('run_events')

@@ -11,6 +11,7 @@ export class SqliteRunEvents implements RunEvents {
   private readonly wakeups = new LocalWakeups();
   private readonly insert;
   private readonly select;
+  private readonly end;
 
   constructor(private readonly sqlite: Sqlite) {
     // The metadata migration 0004 makes the same table when the metadata lives in this file.
@@ -20,6 +21,11 @@ export class SqliteRunEvents implements RunEvents {
     `);
     this.insert = sqlite.prepare('insert into run_events (run_key, body, create_time) values (?, ?, ?)');
     this.select = sqlite.prepare('select seq, body from run_events where run_key = ? and seq > ? order by seq limit 500');
+    this.end = sqlite.prepare('select 1 from run_events where run_key = ? and substr(body, 1, ?) = ? limit 1');
+  }
+
+  async ended(runKey: string): Promise<boolean> {
+    return this.end.get(runKey, RUN_END_PREFIX.length, RUN_END_PREFIX) !== undefined;
   }
 
   async publish(runKey: string, events: RunEvent[]): Promise<void> {

@@ -29,6 +29,8 @@ export interface RunEvents {
   publish(runKey: string, events: RunEvent[]): Promise<void>;
   /** Events of the run after `afterSeq`, in order. */
   read(runKey: string, afterSeq: number): Promise<LoggedEvent[]>;
+  /** Whether the run's log holds its end (RUN_END): everything the run publishes was published. */
+  ended(runKey: string): Promise<boolean>;
   /** Resolves when the run may have new events, or after `timeoutMs`. */
   wait(runKey: string, timeoutMs: number): Promise<void>;
   /** Drops the logs of these runs. */

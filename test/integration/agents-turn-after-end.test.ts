@@ -131,8 +131,13 @@ describe('agents: a turn sent the moment the previous one ended is never refused
     }
     assert.deepEqual(asked(), Array.from({ length: N }, (_, i) => `turn ${i}`), 'the model was asked once per turn, in order');
     assert.deepEqual(await pairs(agentId, id), expected, 'the session holds each turn once, in order');
-    const runs = (await api.get(`/agents/${agentId}/sessions/${id}/runs?page_size=100`)).body.data as { status: string }[];
+    const runs = (await api.get(`/agents/${agentId}/sessions/${id}/runs?page_size=100`)).body.data as { status: string; steps: { component_id: string }[] }[];
     assert.deepEqual(runs.map((r) => r.status), Array(N).fill('finished'), 'no turn was recorded as stopped');
+    // The finishing step runs again when a signal arrives as the workflow closes; its record is written once.
+    for (const [i, run] of runs.entries()) {
+      const ids = run.steps.map((s) => s.component_id);
+      assert.deepEqual(ids, [...new Set(ids)], `run ${i}: each component recorded once`);
+    }
   });
 
   it('UserFillUp: the answer sent as the pause ended, and the next question as the answer ended, are never refused', async () => {

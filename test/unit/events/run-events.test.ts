@@ -169,6 +169,16 @@ for (const backend of backends) {
       assert.deepEqual(await bus.read('running', 0), []);
     });
 
+    it('ended: true once the run published its end, on any connection; an end-like payload does not count', async () => {
+      const other = await backend.open();
+      await bus.publish('finishing', [ev(1), { event: 'message', data: { event: RUN_END } }]);
+      assert.equal(await other.ended('finishing'), false);
+      assert.equal(await other.ended('never-published'), false);
+      await bus.publish('finishing', [{ event: RUN_END, data: { status: 'finished' } }]);
+      assert.equal(await other.ended('finishing'), true);
+      assert.equal(await bus.ended('finishing'), true);
+    });
+
     it("an event's data shaped like a run's end does not end its log", async () => {
       await bus.publish('look-alike', [{ data: 'x', event: 'message' } as RunEvent, { event: 'message', data: { event: RUN_END } }]);
       await new Promise((r) => setTimeout(r, 30));

@@ -69,6 +69,9 @@ class FakeEvents implements RunEvents {
   async read() {
     return [];
   }
+  async ended() {
+    return false;
+  }
   async wait() {}
   async remove(keys: string[]) {
     this.removed.push(...keys);
