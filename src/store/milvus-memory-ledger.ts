@@ -17,7 +17,7 @@ import type { MetaDb } from './db.js';
 import { escapeLike } from './paging.js';
 import { messageSize, planEviction, type FifoCandidate } from '../memories/size.js';
 import { chunksOf } from '../batching.js';
-import { fromFloat32Blob, toFloat32Blob } from '../index/vectors/vector-codec.js';
+import { float32sOf, toFloat32Blob } from '../index/vectors/vector-codec.js';
 import { toMessage, type MessageRow } from '../index/memories/memory-rows.js';
 import type {
   AddOptions, AddResult, MemoryListQuery, MemoryMessage, MemoryRecentQuery, MemorySearchFilter, MemoryUsage, NewMemoryMessage,
@@ -347,13 +347,13 @@ export class MemoryLedger {
     return found;
   }
 
-  /** The vectors of `dim` dimensions among `ids`. */
-  async vectors(ids: number[], dim: number): Promise<Map<number, number[]>> {
-    const found = new Map<number, number[]>();
+  /** The stored vectors of these messages that have `dim` dimensions, as floats read in place (no copy to number[]). */
+  async vectors(ids: number[], dim: number): Promise<Map<number, Float32Array>> {
+    const found = new Map<number, Float32Array>();
     for (const batch of chunksOf([...new Set(ids)], IDS_PER_STATEMENT)) {
       const rows = await this.db.selectFrom('memory_messages').select(['message_id', 'vector'])
         .where('message_id', 'in', batch).where('dim', '=', dim).execute();
-      for (const r of rows) if (r.vector) found.set(r.message_id, fromFloat32Blob(r.vector));
+      for (const r of rows) if (r.vector) found.set(r.message_id, float32sOf(r.vector));
     }
     return found;
   }
