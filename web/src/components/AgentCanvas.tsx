@@ -1,5 +1,5 @@
-import { useMemo } from 'react';
-import { Background, Controls, Handle, Position, ReactFlow, type Node, type NodeProps } from '@xyflow/react';
+import { useCallback, useMemo, useState } from 'react';
+import { Background, Controls, Handle, Position, ReactFlow, type Dimensions, type Node, type NodeChange, type NodeProps } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import type { Dsl } from '../api/types.js';
 import { canvasOf, NODE_MIN_WIDTH, type ComponentData, type NodeState } from '../agent-graph.js';
@@ -80,6 +80,14 @@ export function AgentCanvas({
 }) {
   const base = useMemo(() => canvasOf(dsl), [dsl]);
   const webhookUrl = useMemo(() => webhookUrlOf(dsl, agentId), [dsl, agentId]);
+  // The size React Flow measured for each node, handed back with the node. A node object that changes (its
+  // state as a run goes on) without its `measured` size is hidden until measured again, and under load a
+  // canvas was seen left blank after a run.
+  const [measured, setMeasured] = useState<Record<string, Dimensions>>({});
+  const onNodesChange = useCallback((changes: NodeChange[]) => {
+    const sized = changes.flatMap((c) => (c.type === 'dimensions' && c.dimensions ? [[c.id, c.dimensions] as const] : []));
+    if (sized.length) setMeasured((known) => ({ ...known, ...Object.fromEntries(sized) }));
+  }, []);
   const nodes = useMemo(
     () =>
       base.nodes.map((n) => {
@@ -87,9 +95,10 @@ export function AgentCanvas({
         if (states[n.id]) extra.state = states[n.id];
         if (selected === n.id) extra.selected = true;
         if (n.id === 'begin' && webhookUrl) extra.webhookUrl = webhookUrl;
-        return Object.keys(extra).length ? { ...n, data: { ...n.data, ...extra } } : n;
+        const size = measured[n.id];
+        return Object.keys(extra).length || size ? { ...n, ...(size ? { measured: size } : {}), data: { ...n.data, ...extra } } : n;
       }),
-    [base, states, selected, webhookUrl],
+    [base, states, selected, webhookUrl, measured],
   );
   return (
     <div className="canvas" role="region" aria-label="Agent canvas">
@@ -103,6 +112,7 @@ export function AgentCanvas({
         nodesConnectable={false}
         elementsSelectable={false}
         minZoom={0.2}
+        onNodesChange={onNodesChange}
         onNodeClick={(_, node) => node.type === 'component' && onSelect?.(node.id)}
       >
         <Background />
