@@ -25,6 +25,16 @@ export function llmCanvas(llmParams: Params = {}, beginParams: Params = {}) {
   ]);
 }
 
+/** Begin → UserFillUp (one required line, `answer`) → LLM answering it → Message: a turn that pauses for the user. */
+export function userFillUpCanvas() {
+  return canvas([
+    ['begin', 'Begin', { mode: 'conversational', prologue: 'Hello.' }, ['UserFillUp:Ask']],
+    ['UserFillUp:Ask', 'UserFillUp', { enable_tips: true, tips: 'Go on?', inputs: { answer: { name: 'answer', type: 'line', optional: false } } }, ['LLM:Answer']],
+    ['LLM:Answer', 'LLM', { sys_prompt: 'Be brief.', prompts: [{ role: 'user', content: '{UserFillUp:Ask@answer}' }] }, ['Message:Out']],
+    ['Message:Out', 'Message', { content: ['{LLM:Answer@content}'] }, []],
+  ]);
+}
+
 export function fixture(name: string): Record<string, any> {
   return JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'agents', `${name}.json`), 'utf8'));
 }

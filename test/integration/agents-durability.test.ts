@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { fixedAnswer, startFakeOpenAI, type FakeOpenAI } from '../fakes/index.js';
 import type { Api } from './client.js';
-import { userWithModel } from './chat-helpers.js';
+import { sseFrames, userWithModel } from './chat-helpers.js';
 import { createAgent, llmCanvas } from './agent-helpers.js';
 import { harness } from './harness.js';
 import { Client, Connection } from '@temporalio/client';
@@ -9,26 +9,6 @@ import { Worker } from '@temporalio/worker';
 import { workflowBundlePath } from '../../src/engine/bundle-workflows.js';
 import { agentTaskQueue, workflowIds } from '../../src/engine/task-queues.js';
 import { installRuntimeOnce } from '../../src/engine/worker.js';
-
-/** Reads an SSE body frame by frame. */
-async function* frames(res: Response): AsyncGenerator<any> {
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
-    let cut: number;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, cut).trim();
-      buffer = buffer.slice(cut + 2);
-      if (!block.startsWith('data:')) continue;
-      const payload = block.slice(5).trim();
-      yield payload === '[DONE]' ? payload : JSON.parse(payload);
-    }
-  }
-}
 
 describe('agents: durable runs', function () {
   this.timeout(180_000);
@@ -54,7 +34,7 @@ describe('agents: durable runs', function () {
     });
     const events: any[] = [];
     let killed = false;
-    for await (const frame of frames(res)) {
+    for await (const frame of sseFrames(res)) {
       if (frame === '[DONE]') break;
       events.push(frame);
       if (!killed && frame.event === 'message' && frame.data.content) {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { callGate, echoAnswer, lastUserMessage, startFakeOpenAI, type FakeOpenAI, type FakeMessage } from '../fakes/index.js';
 import { Api, eventually } from './client.js';
-import { userWithModel } from './chat-helpers.js';
-import { canvas, createAgent, llmCanvas, runStream, streamedText } from './agent-helpers.js';
+import { sseFrames, userWithModel } from './chat-helpers.js';
+import { createAgent, llmCanvas, userFillUpCanvas, runStream, streamedText } from './agent-helpers.js';
 import { harness } from './harness.js';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -26,23 +26,11 @@ function openStream(api: Api, body: Record<string, unknown>) {
       body: JSON.stringify({ stream: true, ...body }),
     });
     if (res.status !== 200) assert.fail(`${res.status}: ${await res.text()}`);
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for (;;) {
-      const { value, done: ended } = await reader.read();
-      if (ended) return frames;
-      buffer += decoder.decode(value, { stream: true });
-      let cut: number;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, cut).trim();
-        buffer = buffer.slice(cut + 2);
-        if (!block.startsWith('data:')) continue;
-        const payload = block.slice(5).trim();
-        frames.push(payload === '[DONE]' ? payload : JSON.parse(payload));
-        if (streamedText(frames.filter((f) => f !== '[DONE]')).split(' ').length >= 3) firstText();
-      }
+    for await (const frame of sseFrames(res)) {
+      frames.push(frame);
+      if (streamedText(frames.filter((f) => f !== '[DONE]')).split(' ').length >= 3) firstText();
     }
+    return frames;
   })();
   return { frames, textArrived, done };
 }
@@ -188,12 +176,7 @@ describe('agents: overlapping turns (multitask_strategy)', function () {
   });
 
   it('the same UserFillUp answer submitted twice, concurrently and then again after it ran, resumes the run once; every caller gets that turn', async () => {
-    const dsl = canvas([
-      ['begin', 'Begin', { mode: 'conversational', prologue: 'Hello.' }, ['UserFillUp:Ask']],
-      ['UserFillUp:Ask', 'UserFillUp', { enable_tips: true, tips: 'Go on?', inputs: { answer: { name: 'answer', type: 'line', optional: false } } }, ['LLM:Answer']],
-      ['LLM:Answer', 'LLM', { sys_prompt: 'Be brief.', prompts: [{ role: 'user', content: '{UserFillUp:Ask@answer}' }] }, ['Message:Out']],
-      ['Message:Out', 'Message', { content: ['{LLM:Answer@content}'] }, []],
-    ]);
+    const dsl = userFillUpCanvas();
     const agentId = await createAgent(api, dsl);
     const { id } = (await api.post(`/agents/${agentId}/sessions`, {})).body.data;
     const paused = await runStream(api, { agent_id: agentId, session_id: id, query: 'start' });

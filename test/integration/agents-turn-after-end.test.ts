@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { echoAnswer, lastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../fakes/index.js';
 import type { Api } from './client.js';
-import { userWithModel } from './chat-helpers.js';
-import { canvas, createAgent, llmCanvas } from './agent-helpers.js';
+import { sseFrames, userWithModel } from './chat-helpers.js';
+import { createAgent, llmCanvas, userFillUpCanvas } from './agent-helpers.js';
 import { harness } from './harness.js';
 
 /**
@@ -32,30 +32,19 @@ async function post(api: Api, path: string, body: Record<string, unknown>, isEnd
     const raw = await res.text();
     return { status: res.status, frames: [], body: JSON.parse(raw) };
   }
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
   const frames: any[] = [];
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return { status: res.status, frames };
-    buffer += decoder.decode(value, { stream: true });
-    let cut: number;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, cut).trim();
-      buffer = buffer.slice(cut + 2);
-      if (!block.startsWith('data:')) continue;
-      const payload = block.slice(5).trim();
-      const frame = payload === '[DONE]' ? payload : JSON.parse(payload);
-      frames.push(frame);
-      if (isEnd(frame)) {
-        void (async () => {
-          while (!(await reader.read()).done);
-        })().catch(() => undefined);
-        return { status: res.status, frames };
-      }
+  const reading = sseFrames(res);
+  for (let next = await reading.next(); !next.done; next = await reading.next()) {
+    frames.push(next.value);
+    if (isEnd(next.value)) {
+      // The rest of the stream is drained in the background, as a client that acts on the end frame does.
+      void (async () => {
+        while (!(await reading.next()).done);
+      })().catch(() => undefined);
+      return { status: res.status, frames };
     }
   }
+  return { status: res.status, frames };
 }
 
 const ragflowEnd = (f: any) => f?.event === 'workflow_finished' || f?.event === 'user_inputs';
@@ -142,12 +131,7 @@ describe('agents: a turn sent the moment the previous one ended is never refused
 
   it('UserFillUp: the answer sent as the pause ended, and the next question as the answer ended, are never refused', async () => {
     const rounds = 12;
-    const dsl = canvas([
-      ['begin', 'Begin', { mode: 'conversational', prologue: 'Hello.' }, ['UserFillUp:Ask']],
-      ['UserFillUp:Ask', 'UserFillUp', { enable_tips: true, tips: 'Go on?', inputs: { answer: { name: 'answer', type: 'line', optional: false } } }, ['LLM:Answer']],
-      ['LLM:Answer', 'LLM', { sys_prompt: 'Be brief.', prompts: [{ role: 'user', content: '{UserFillUp:Ask@answer}' }] }, ['Message:Out']],
-      ['Message:Out', 'Message', { content: ['{LLM:Answer@content}'] }, []],
-    ]);
+    const dsl = userFillUpCanvas();
     const agentId = await createAgent(api, dsl);
     const { id } = (await api.post(`/agents/${agentId}/sessions`, {})).body.data;
     fake.clear();

@@ -75,6 +75,26 @@ export interface SseResult {
   json?: any;
 }
 
+/** Reads an SSE body frame by frame as it arrives (JSON payloads parsed, `[DONE]` as the string). */
+export async function* sseFrames(res: Response): AsyncGenerator<any> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut).trim();
+      buffer = buffer.slice(cut + 2);
+      if (!block.startsWith('data:')) continue;
+      const payload = block.slice(5).trim();
+      yield payload === '[DONE]' ? payload : JSON.parse(payload);
+    }
+  }
+}
+
 /** POSTs a JSON body and reads the whole answer as server-sent events. */
 export async function postSse(api: Api, path: string, body: unknown): Promise<SseResult> {
   const res = await fetch(new URL('/api/v1' + path, api.url), {
