@@ -2,7 +2,8 @@
 # Runs the TypeScript suite (mocha) on the embedded profile, its unit tests beside its integration tests,
 # then the scale-out profile's conformance run (PostgreSQL + Milvus + S3, docs/scale-out.md "Testing") with
 # the Python client's suite (pytest) beside it, and the static checks (tsc, knip) beside all of it; prints one
-# closing line "N passed, N failed" over everything (failed static checks count as one failure). Exits non-zero when
+# closing line "N passed, N failed" over everything (failed static checks count as one failure), each failure named on a
+# "FAILED" line above it (CI keeps only the output's tail). Exits non-zero when
 # anything failed. The parts that run side by side each start their own servers. The integration tests wait
 # on servers more than they compute (~40% of 2 cores idle alone), so the unit tests (~4 minutes of one core)
 # fit beside them, as pytest fits beside the scale-out run.
@@ -98,24 +99,35 @@ import json, os, sys
 import xml.etree.ElementTree as ET
 d, mocha_rc, unit_rc, scale_rc, py_rc, tsc_rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 passed = failed = skipped = 0
+named = []  # what failed, printed above the closing line
 if tsc_rc != 0:
     failed += 1  # the static checks
+    named.append("static checks (tsc, tsc -p web, knip): see their output above")
 # Each mocha run writes its own counts.
 for name, rc in (("mocha.json", mocha_rc), ("mocha-unit.json", unit_rc), ("mocha-scale-out.json", scale_rc)):
     m = os.path.join(d, name)
     if os.path.exists(m):
         c = json.load(open(m))
         passed += c["passes"]; failed += c["failures"]; skipped += c["pending"]
+        named += [f"{name[:-5]}: {f['file']}: {f['title']}: {f['message']}" for f in c.get("failed", [])]
     elif rc != 0:
         failed += 1  # mocha died before reporting
+        named.append(f"{name[:-5]}: mocha exited {rc} before reporting")
 x = os.path.join(d, "pytest.xml")
 if os.path.exists(x):
     for s in ET.parse(x).getroot().iter("testsuite"):
         t, f, e, sk = (int(s.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
         passed += t - f - e - sk; failed += f + e; skipped += sk
+    for case in ET.parse(x).getroot().iter("testcase"):
+        for bad in list(case.findall("failure")) + list(case.findall("error")):
+            first = (bad.get("message") or "").strip().split("\n")[0][:300]
+            named.append(f"pytest: {case.get('classname')}::{case.get('name')}: {first}")
 elif py_rc not in (0, 5):
     failed += 1  # pytest died before reporting
+    named.append(f"pytest exited {py_rc} before reporting")
 print()
+for line in named:
+    print(f"FAILED {line}")
 print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
 sys.exit(1 if failed else 0)
 PY
