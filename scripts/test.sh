@@ -64,13 +64,13 @@ if [ -n "$unit_pid" ]; then
 fi
 
 py_pid=
-if [ -d clients/python/tests ] && [ -z "${CAIRN_SKIP_PYTEST:-}" ]; then
+if [ -d clients/python/tests ] && [ -z "${CAIRN_TEST_SKIP_PYTEST:-}" ]; then
   .venv/bin/python -m pytest clients/python/tests -q -p no:cacheprovider --junitxml="$counts/pytest.xml" > "$counts/pytest.log" 2>&1 &
   py_pid=$!
 fi
 
 scale_rc=0
-if $full && [ -z "${CAIRN_SKIP_SCALE_OUT:-}" ]; then
+if $full && [ -z "${CAIRN_TEST_SKIP_SCALE_OUT:-}" ]; then
   echo
   echo "== scale-out conformance run: CAIRN_TEST_PROFILE=scale-out, ${#SCALE_OUT_CONFORMANCE[@]} files (pytest runs beside it) =="
   CAIRN_TEST_PROFILE=scale-out CAIRN_TEST_COUNTS="$counts/mocha-scale-out.json" npx mocha --reporter test/reporter.cjs "${SCALE_OUT_CONFORMANCE[@]}"
