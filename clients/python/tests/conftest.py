@@ -198,7 +198,8 @@ def dataset(client: Client):
 class FakeLLM:
     """An OpenAI-compatible fake (test/fakes/openai.ts) answering `Echo: <last user message>`.
 
-    ``calls`` records the messages of every chat request it answered. ``script(needle, answer)`` makes
+    ``calls`` records the messages of every chat request it answered, read from the fake's output by a
+    thread: ``settled_calls()`` returns them once every request answered so far is among them. ``script(needle, answer)`` makes
     every later chat request whose messages contain ``needle`` answer ``answer`` instead (per test: use a
     unique needle, e.g. a word of the test's own input); ``unscript(needle)`` removes it.
     """
@@ -221,6 +222,12 @@ class FakeLLM:
             if time.monotonic() > deadline:
                 raise AssertionError(f"the chat model never received a request containing {needle!r}")
             time.sleep(0.05)
+
+    def settled_calls(self) -> list[dict]:
+        """``calls``, including every chat request the fake answered before this call (its acknowledgement
+        follows their lines on the fake's output)."""
+        self._command("sync", {})
+        return list(self.calls)
 
     def script(self, needle: str, answer: str) -> None:
         """Requests containing ``needle`` answer ``answer`` from now on (returns once the fake has it)."""

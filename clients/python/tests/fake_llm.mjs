@@ -5,6 +5,7 @@
 // Per-test answers: a JSON line {"script":{"id","needle","answer"}} on stdin makes every later chat
 // request whose messages contain `needle` answer `answer` (the newest matching script wins;
 // {"unscript":{"id","needle"}} removes it); each command is acknowledged with {"ack": id} on stdout.
+// {"sync":{"id"}} only asks for the acknowledgement: it follows every chat line of the requests answered before.
 import { createInterface } from 'node:readline';
 import { register } from 'tsx/esm/api';
 
@@ -36,7 +37,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     scripts.set(command.script.needle, String(command.script.answer));
   }
   if (command.unscript) scripts.delete(command.unscript.needle);
-  const id = (command.script ?? command.unscript)?.id;
+  const id = (command.script ?? command.unscript ?? command.sync)?.id;
   if (id !== undefined) process.stdout.write(JSON.stringify({ ack: id }) + '\n');
 });
 

@@ -43,11 +43,11 @@ def test_list_runs_shows_each_component_and_replay_reuses_the_first_llm(rag, fak
     assert run["steps"][1]["outputs"]["content"] == f"Echo: {word}"
     assert session.get_run(run["id"])["id"] == run["id"]
 
-    calls_before = len(fake_llm.calls)
+    calls_before = len(fake_llm.settled_calls())
     messages = list(session.replay(run["id"], "LLM:Polish"))
     assert all(isinstance(m, Message) for m in messages)
     assert messages[-1].content == f"Echo: Polish: Echo: {word}"
-    assert len(fake_llm.calls) - calls_before == 1, "only LLM:Polish asked the model"
+    assert len(fake_llm.settled_calls()) - calls_before == 1, "only LLM:Polish asked the model"
 
     newest = session.list_runs()[0]
     assert (newest["trigger"], newest["replay_of"], newest["from_component"]) == ("replay", run["id"], "LLM:Polish")
