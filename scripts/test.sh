@@ -115,10 +115,11 @@ for name, rc in (("mocha.json", mocha_rc), ("mocha-unit.json", unit_rc), ("mocha
         named.append(f"{name[:-5]}: mocha exited {rc} before reporting")
 x = os.path.join(d, "pytest.xml")
 if os.path.exists(x):
-    for s in ET.parse(x).getroot().iter("testsuite"):
+    report = ET.parse(x).getroot()
+    for s in report.iter("testsuite"):
         t, f, e, sk = (int(s.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
         passed += t - f - e - sk; failed += f + e; skipped += sk
-    for case in ET.parse(x).getroot().iter("testcase"):
+    for case in report.iter("testcase"):
         for bad in list(case.findall("failure")) + list(case.findall("error")):
             first = (bad.get("message") or "").strip().split("\n")[0][:300]
             named.append(f"pytest: {case.get('classname')}::{case.get('name')}: {first}")

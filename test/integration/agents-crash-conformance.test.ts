@@ -136,16 +136,20 @@ describe('agents: crash conformance (SIGKILL at every activity boundary)', funct
     let killed = false;
     let seen: string[] = [];
     let runId: string | undefined;
+    /** Kills the worker once, when this turn is the one to kill and its history has passed the boundary. */
+    const killIfPassed = async (events: string[]) => {
+      if (kill?.turn === turnNo && !killed && events.length > kill.index) {
+        killed = true;
+        await h.killWorker();
+      }
+    };
     const watcher = (async () => {
       while (!done) {
         const now = await activityEvents(sessionId, skipRunId);
         if (now) {
           runId = now.runId;
           seen = now.events;
-          if (kill?.turn === turnNo && !killed && seen.length > kill.index) {
-            killed = true;
-            await h.killWorker();
-          }
+          await killIfPassed(seen);
         }
         await new Promise((r) => setTimeout(r, 15));
       }
@@ -158,10 +162,7 @@ describe('agents: crash conformance (SIGKILL at every activity boundary)', funct
     // followed by its end within one poll of the watcher (seen under load: the Agent's, before the UserFillUp
     // pause). The worker is then killed as soon as the stream ended, the boundary passed and nothing after it
     // left but the closing of the turn.
-    if (kill?.turn === turnNo && !killed && (final?.events.length ?? 0) > kill.index) {
-      killed = true;
-      await h.killWorker();
-    }
+    await killIfPassed(final?.events ?? []);
     assert.equal(res.status, 200, res.raw);
     return { events: res.frames.filter((f) => f !== '[DONE]'), frames: res.frames, boundaries: final?.events ?? seen, runId: final?.runId ?? runId, killed };
   }
